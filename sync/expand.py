@@ -1,0 +1,304 @@
+"""Pure: definitions x environment -> the desired Datadog monitors and dashboards, as API request bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import tokens
+from .definitions import Definitions, Environment, Metric, Queue
+from .errors import ObsError
+from .naming import PlacedQueue, PlacedTopic, deep_merge, placed_queues
+from .references import QUERY_TAIL
+from .resources import DASHBOARD, MANAGED_TAG, MONITOR, KEY_TAG_PREFIX, Resource, dashboard_marker, sort_key
+
+# Defaults under every metric: AWS metrics are crawled from CloudWatch 10-20 minutes late.
+BUILTIN: Mapping[str, Any] = {
+    "enabled": True,
+    "priority": 3,
+    "notify": {"alert": "none", "warning": "none", "no_data": "none"},
+    "notify_no_data": False,
+    "no_data_timeframe": 120,
+    "evaluation_delay": 900,
+    "renotify_interval": 0,
+    "require_full_window": False,
+}
+
+# Below the critical threshold means healthy for > and >=; above it for < and <=.
+_RISING = (">", ">=")
+
+
+def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
+    """Every monitor and dashboard the environment should have, sorted by kind then key."""
+    env = defs.environment(env_name)
+    placed = placed_queues(defs, env_name)
+    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(env, q, metric)]
+    dashboards = [_dashboard(env, placed, t.name, t.body) for t in defs.dashboards if env.dashboards.get(t.name, True)]
+    return tuple(sorted([*monitors, *dashboards], key=sort_key))
+
+
+def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
+    return {env.name: expand(defs, env.name) for env in defs.environments}
+
+
+def settings_for(env: Environment, queue: Queue, metric: Metric) -> dict[str, Any]:
+    """Merge the settings layers, lowest first; the README's Definitions section documents the order."""
+    layers = (
+        BUILTIN,
+        metric.settings,
+        metric.by_class.get(queue.cls, {}),
+        queue.metrics.get(metric.name, {}),
+        env.monitors,
+        env.metrics.get(metric.name, {}),
+        env.queues.get(queue.name, {}).get("monitors", {}),
+        env.queues.get(queue.name, {}).get("metrics", {}).get(metric.name, {}),
+    )
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = deep_merge(merged, layer)
+    return merged
+
+
+def applies(metric: Metric, queue: Queue) -> bool:
+    """A metric applies to a queue of a listed class that has every feature the metric's own templates need."""
+    if metric.classes is not None and queue.cls not in metric.classes:
+        return False
+    layers = (metric.settings, metric.by_class.get(queue.cls, {}))
+    return all(queue.has(feature) for feature in _features(layers, metric))
+
+
+def _features(layers: tuple[Mapping[str, Any], ...], metric: Metric) -> set[str]:
+    needed = set(metric.requires)
+    if metric.for_each == "topic":
+        needed.add("topics")
+    for layer in layers:
+        for key in ("query", "message", "title"):
+            needed.update(f for t in tokens.tokens_in(str(layer.get(key, ""))) if (f := tokens.MONITOR.get(t)))
+        if layer.get("threshold_basis") == "slo_seconds":
+            needed.add("slo")
+    return needed
+
+
+def _monitors(env: Environment, placed: PlacedQueue, metric: Metric) -> list[Resource]:
+    queue = placed.queue
+    if not applies(metric, queue):
+        return []
+    settings = settings_for(env, queue, metric)
+    if not settings["enabled"]:
+        return []
+    base_key = f"{env.name}/{queue.name}/{metric.name}"
+    if metric.for_each == "topic":
+        return [_monitor(env, placed, metric, settings, f"{base_key}/{t.name}", t) for t in placed.topics]
+    return [_monitor(env, placed, metric, settings, base_key, None)]
+
+
+def _monitor(
+    env: Environment,
+    placed: PlacedQueue,
+    metric: Metric,
+    settings: Mapping[str, Any],
+    key: str,
+    topic: PlacedTopic | None,
+) -> Resource:
+    queue = placed.queue
+    thresholds = _thresholds(settings, queue, key, metric)
+    values = _token_values(env, placed, topic, thresholds)
+    query = _fill(settings["query"], values, key, "query")
+    comparator = QUERY_TAIL.search(settings["query"])
+    assert comparator is not None  # checked when the definitions were loaded
+    _check_order(thresholds, comparator.group(1), key, metric)
+    title = _fill(metric.title, values, key, "title")
+    options: dict[str, Any] = {
+        "thresholds": thresholds,
+        "evaluation_delay": settings["evaluation_delay"],
+        "require_full_window": settings["require_full_window"],
+        "notify_audit": False,
+        "include_tags": True,
+        "notify_no_data": _notify_no_data(settings, queue),
+    }
+    if options["notify_no_data"]:
+        options["no_data_timeframe"] = settings["no_data_timeframe"]
+    if settings["renotify_interval"]:
+        options["renotify_interval"] = settings["renotify_interval"]
+    tags = {
+        MANAGED_TAG,
+        f"{KEY_TAG_PREFIX}{key}",
+        f"env:{env.name}",
+        f"queue:{queue.name}",
+        f"metric:{metric.name}",
+        f"queue-class:{queue.cls}",
+        f"team:{queue.owner}",
+        *env.tags,
+        *queue.tags,
+    }
+    body = {
+        "name": f"[{env.name}] {queue.name}: {title}",
+        "type": "query alert",
+        "query": query,
+        "message": _message(env, placed, settings, values, key, options["notify_no_data"]),
+        "tags": sorted(tags),
+        "priority": settings["priority"],
+        "options": options,
+    }
+    return Resource(kind=MONITOR, key=key, body=body, env=env.name, queue=queue.name)
+
+
+def _notify_no_data(settings: Mapping[str, Any], queue: Queue) -> bool:
+    # An SQS queue nobody polls goes quiet after six idle hours, so silence is news only with workers always on.
+    always_polled = queue.worker is not None and queue.worker.min_tasks > 0
+    return bool(settings["notify_no_data"]) and always_polled
+
+
+def _thresholds(settings: Mapping[str, Any], queue: Queue, key: str, metric: Metric) -> dict[str, float | int]:
+    raw = settings["thresholds"]
+    basis_name = settings.get("threshold_basis")
+    scale: float = 1
+    if basis_name:
+        basis = {
+            "slo_seconds": queue.slo_seconds,
+            "retention_seconds": queue.retention_seconds,
+            "in_flight_quota": queue.in_flight_quota,
+            "max_tasks": queue.worker.max_tasks if queue.worker else None,
+        }[basis_name]
+        if basis is None:
+            raise ObsError.of(
+                f"thresholds are relative to {basis_name}, which queue '{queue.name}' does not have",
+                f"set {basis_name} on the queue, or give monitors/{metric.name}.yaml absolute thresholds",
+                key=key,
+            )
+        scale = basis
+    return {name: _number(value * scale) for name, value in sorted(raw.items()) if value is not None}
+
+
+def _number(value: float) -> float | int:
+    rounded = round(value, 6)
+    return int(rounded) if float(rounded).is_integer() else rounded
+
+
+def _check_order(thresholds: Mapping[str, float | int], comparator: str, key: str, metric: Metric) -> None:
+    """Warning and recovery values must sit on the healthy side of what they qualify, as Datadog requires."""
+    rising = comparator in _RISING
+    pairs = (("warning", "critical"), ("critical_recovery", "critical"), ("warning_recovery", "warning"))
+    for lower, upper in pairs:
+        if lower in thresholds and upper in thresholds:
+            a, b = thresholds[lower], thresholds[upper]
+            if (a >= b) if rising else (a <= b):
+                side = "below" if rising else "above"
+                raise ObsError.of(
+                    f"{lower} threshold {a} must be {side} {upper} {b} for a '{comparator}' query",
+                    f"fix the thresholds of metric '{metric.name}' (monitors/{metric.name}.yaml or its overrides)",
+                    key=key,
+                )
+
+
+def _token_values(
+    env: Environment, placed: PlacedQueue, topic: PlacedTopic | None, thresholds: Mapping[str, float | int]
+) -> dict[str, object]:
+    queue = placed.queue
+    values: dict[str, object] = {
+        "env": env.name,
+        "queue": queue.name,
+        "class": queue.cls,
+        "owner": queue.owner,
+        "runbook": queue.runbook,
+        "queue_name": placed.sqs_name,
+        "region": env.region,
+        "account_id": env.account_id,
+        "retention_seconds": queue.retention_seconds,
+        "in_flight_quota": queue.in_flight_quota,
+        "critical": thresholds["critical"],
+        "warning": thresholds.get("warning", "none"),
+    }
+    if queue.slo_seconds is not None:
+        values["slo_seconds"] = queue.slo_seconds
+    if queue.dlq and placed.dlq_sqs_name:
+        values.update(dlq_name=placed.dlq_sqs_name, max_receive_count=queue.dlq.max_receive_count)
+    if queue.worker:
+        w = queue.worker
+        values.update(
+            cluster=env.name_of("cluster", w.cluster),
+            service=env.name_of("service", w.service),
+            min_tasks=w.min_tasks,
+            max_tasks=w.max_tasks,
+        )
+    if topic:
+        values.update(topic=topic.name, topic_name=topic.sns_name)
+    return values
+
+
+def _fill(template: str, values: Mapping[str, object], key: str, field: str) -> str:
+    missing = [t for t in tokens.tokens_in(template) if t not in values]
+    if missing:
+        raise ObsError.of(
+            f"the {field} uses [[{missing[0]}]], which this queue does not have",
+            "remove the token from the override, or add what it names to the queue",
+            key=key,
+        )
+    return tokens.fill(template, values).strip()
+
+
+def _message(
+    env: Environment,
+    placed: PlacedQueue,
+    settings: Mapping[str, Any],
+    values: Mapping[str, object],
+    key: str,
+    no_data: bool,
+) -> str:
+    queue = placed.queue
+    lines = [
+        _fill(settings["message"], values, key, "message"),
+        "",
+        f"Queue `{queue.name}` ({queue.cls}) in {env.name}, owned by {queue.owner}.",
+        f"Runbook: {queue.runbook}",
+    ]
+    notify = settings["notify"]
+    routes = [("alert", "is_alert"), ("alert", "is_alert_recovery"), ("warning", "is_warning")]
+    routes.append(("warning", "is_warning_recovery"))
+    if no_data:
+        routes.append(("no_data", "is_no_data"))
+    handles = []
+    for severity, condition in routes:
+        audience = notify.get(severity, "none")
+        who = " ".join(env.notify.get(audience, ())) if audience != "none" else ""
+        if who:
+            handles.append(f"{{{{#{condition}}}}}{who}{{{{/{condition}}}}}")
+    if handles:
+        lines += ["", *handles]
+    return "\n".join(lines)
+
+
+def _dashboard(env: Environment, placed: tuple[PlacedQueue, ...], name: str, template: Mapping[str, Any]) -> Resource:
+    key = f"{env.name}/{name}"
+    values = _dashboard_values(env, placed)
+    body = {k: v for k, v in template.items() if k not in ("name", "$schema")}
+    body = tokens.fill_value(body, values)
+    body.setdefault("layout_type", "ordered")
+    description = str(body.get("description", "")).strip()
+    body["description"] = "\n\n".join(p for p in (description, dashboard_marker(key)) if p)
+    return Resource(kind=DASHBOARD, key=key, body=body, env=env.name)
+
+
+def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict[str, object]:
+    def names(of: list[str]) -> list[str]:
+        return sorted(set(of))
+
+    services = [env.name_of("service", q.queue.worker.service) for q in placed if q.queue.worker]
+    markers = [
+        {"label": f"{q.name} SLO", "value": f"y = {q.queue.slo_seconds}", "display_type": "error dashed"}
+        for q in placed
+        if q.queue.slo_seconds is not None
+    ]
+    runbooks = "\n".join(f"- **{q.name}** ({q.sqs_name}): [runbook]({q.queue.runbook})" for q in placed)
+    return {
+        "env": env.name,
+        "region": env.region,
+        "account_id": env.account_id,
+        "site": env.site,
+        "queue_names": names([q.sqs_name for q in placed]),
+        "dlq_names": names([q.dlq_sqs_name for q in placed if q.dlq_sqs_name]),
+        "service_names": names(services),
+        "topic_names": names([t.sns_name for q in placed for t in q.topics]),
+        "slo_markers": markers,
+        "runbooks": runbooks,
+    }

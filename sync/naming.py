@@ -1,0 +1,104 @@
+"""Place the inventory in one environment: physical AWS names and ARNs, with the environment's overrides."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import tokens
+from .definitions import Definitions, Environment, PublisherLog, Queue, queue_from
+
+# Keys of an environment's queue override that are not queue attributes.
+_OVERRIDE_ONLY = ("enabled", "monitors", "metrics")
+
+
+@dataclass(frozen=True)
+class PlacedTopic:
+    name: str
+    sns_name: str
+    arn: str
+    subscription_dlq: str | None
+
+
+@dataclass(frozen=True)
+class PlacedQueue:
+    name: str
+    env: str
+    region: str
+    account_id: str
+    sqs_name: str
+    sqs_arn: str
+    dlq_sqs_name: str | None
+    topics: tuple[PlacedTopic, ...]
+    publisher_log: PublisherLog | None
+    queue: Queue
+
+
+def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """Overlay wins; mappings merge key by key; an explicit null removes the key."""
+    out = dict(base)
+    for key, value in overlay.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def queue_in(defs: Definitions, env: Environment, index: int) -> Queue | None:
+    """The inventory's queue `index` as this environment sees it, or None when disabled there."""
+    raw = defs.inventory.data["queues"][index]
+    override = env.queues.get(raw["name"], {})
+    if override.get("enabled", True) is False:
+        return None
+    attributes = {k: v for k, v in override.items() if k not in _OVERRIDE_ONLY}
+    if not attributes:
+        return defs.queues[index]
+    return queue_from(deep_merge(raw, attributes), env.source, ("queues", raw["name"]))
+
+
+def place(env: Environment, queue: Queue) -> PlacedQueue:
+    suffix = ".fifo" if queue.fifo else ""  # AWS requires FIFO queue and topic names to end so
+
+    def physical(kind: str, logical: str) -> str:
+        return env.name_of(kind, logical) + suffix
+
+    sqs_name = physical("queue", queue.name)
+    topics = tuple(
+        PlacedTopic(
+            name=t.name,
+            sns_name=physical("topic", t.name),
+            arn=f"arn:aws:sns:{env.region}:{env.account_id}:{physical('topic', t.name)}",
+            subscription_dlq=physical("queue", t.subscription_dlq) if t.subscription_dlq else None,
+        )
+        for t in queue.topics
+    )
+    log = queue.publisher_log
+    if log:
+        log = PublisherLog(tokens.fill(log.log_group, {"env": env.name}), log.message_id_field, log.business_key_field)
+    return PlacedQueue(
+        name=queue.name,
+        env=env.name,
+        region=env.region,
+        account_id=env.account_id,
+        sqs_name=sqs_name,
+        sqs_arn=f"arn:aws:sqs:{env.region}:{env.account_id}:{sqs_name}",
+        dlq_sqs_name=physical("queue", queue.dlq.name) if queue.dlq else None,
+        topics=topics,
+        publisher_log=log,
+        queue=queue,
+    )
+
+
+def placed_queues(defs: Definitions, env_name: str) -> tuple[PlacedQueue, ...]:
+    """Every queue enabled in the environment, placed there, in inventory order."""
+    env = defs.environment(env_name)
+    placed = []
+    for index in range(len(defs.queues)):
+        queue = queue_in(defs, env, index)
+        if queue is not None:
+            placed.append(place(env, queue))
+    return tuple(placed)

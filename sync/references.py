@@ -1,0 +1,144 @@
+"""Checks that span files: names that must exist, template tokens, and audiences to notify."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import tokens
+from .errors import ObsError
+from .source import KeyPath, Source
+
+if TYPE_CHECKING:
+    from .definitions import Definitions, Metric
+
+# The query's threshold is generated from options.thresholds.critical, so both always agree.
+QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
+
+_FIX_TOKEN = "use [[name]] tokens from the list in the README's Definitions section"
+
+
+def check(defs: Definitions) -> None:
+    metrics = {m.name: m for m in defs.metrics}
+    queues = {q.name for q in defs.queues}
+    for metric in defs.metrics:
+        _check_layer(metric.source, (), metric.settings, metric, defs)
+        for cls, settings in metric.by_class.items():
+            _check_layer(metric.source, ("by_class", cls), settings, metric, defs)
+    for index, queue in enumerate(defs.queues):
+        at: KeyPath = ("queues", index)
+        for name, settings in queue.metrics.items():
+            metric = _known(metrics, name, defs.inventory, (*at, "metrics", name), "metric")
+            _check_layer(defs.inventory, (*at, "metrics", name), settings, metric, defs)
+        if queue.publisher_log:
+            _check_tokens(defs.inventory, (*at, "publisher_log", "log_group"), queue.publisher_log.log_group, {"env"})
+    dashboards = {d.name for d in defs.dashboards}
+    for template in defs.dashboards:
+        for path, text in _strings(template.body, ()):
+            _check_tokens(template.source, path, text, tokens.DASHBOARD)
+    for env in defs.environments:
+        src = env.source
+        for kind, pattern in env.naming.items():
+            _check_tokens(src, ("naming", kind), pattern, tokens.NAMING)
+        _check_layer(src, ("monitors",), env.monitors, None, defs, env.notify)
+        for name, settings in env.metrics.items():
+            metric = _known(metrics, name, src, ("metrics", name), "metric")
+            _check_layer(src, ("metrics", name), settings, metric, defs, env.notify)
+        for qname, override in env.queues.items():
+            _known_name(queues, qname, src, ("queues", qname), "queue", "queues.yaml")
+            _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, defs, env.notify)
+            for name, settings in override.get("metrics", {}).items():
+                metric = _known(metrics, name, src, ("queues", qname, "metrics", name), "metric")
+                _check_layer(src, ("queues", qname, "metrics", name), settings, metric, defs, env.notify)
+        for name in env.dashboards:
+            _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
+
+
+def metric_requirements(metric: Metric) -> frozenset[str]:
+    """What a queue needs for this metric: its explicit requires plus what its own templates use."""
+    needed = set(metric.requires)
+    if metric.for_each == "topic":
+        needed.add("topics")
+    layers = [metric.settings, *metric.by_class.values()]
+    for settings in layers:
+        for key in ("query", "message"):
+            for name in tokens.tokens_in(str(settings.get(key, ""))):
+                feature = tokens.MONITOR.get(name)
+                if feature:
+                    needed.add(feature)
+    if any("threshold_basis" in s and s["threshold_basis"] == "slo_seconds" for s in layers):
+        needed.add("slo")
+    return frozenset(needed)
+
+
+def _check_layer(
+    source: Source,
+    at: KeyPath,
+    settings: Mapping[str, Any],
+    metric: Metric | None,
+    defs: Definitions,
+    notify: Mapping[str, Any] | None = None,
+) -> None:
+    needed = metric_requirements(metric) if metric else None
+    for key in ("query", "message"):
+        if key not in settings:
+            continue
+        text = settings[key]
+        _check_tokens(source, (*at, key), text, tokens.MONITOR)
+        if needed is not None:
+            for name in tokens.tokens_in(text):
+                feature = tokens.MONITOR[name]
+                if feature and feature not in needed and metric is not None:
+                    raise source.error(
+                        (*at, key),
+                        f"[[{name}]] needs queues with {feature}, but metric '{metric.name}' does not require it",
+                        f"add '{feature}' to applies_to.requires in monitors/{metric.name}.yaml",
+                    )
+    if "query" in settings and not QUERY_TAIL.search(settings["query"]):
+        raise source.error(
+            (*at, "query"),
+            "the query must end with a comparator and [[critical]], e.g. '... > [[critical]]'",
+            "end it so; obs writes the critical threshold there and in options.thresholds.critical",
+        )
+    for severity, audience in settings.get("notify", {}).items():
+        if audience == "none":
+            continue
+        envs = [notify] if notify is not None else [e.notify for e in defs.environments]
+        for env_notify in envs:
+            if audience not in env_notify:
+                known = ", ".join(sorted(env_notify)) or "(none declared)"
+                raise source.error(
+                    (*at, "notify", severity),
+                    f"unknown audience '{audience}'",
+                    f"use 'none' or an audience every environment's notify declares: {known}",
+                )
+
+
+def _check_tokens(source: Source, at: KeyPath, text: str, allowed: Mapping[str, Any] | frozenset[str]) -> None:
+    unknown = tokens.unknown_tokens(text, allowed)
+    if unknown:
+        choices = ", ".join(f"[[{t}]]" for t in sorted(allowed))
+        raise source.error(at, f"unknown template token [[{unknown[0]}]]", f"use one of {choices}")
+
+
+def _strings(value: Any, at: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    if isinstance(value, str):
+        yield at, value
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*at, index))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*at, key))
+
+
+def _known(metrics: Mapping[str, Metric], name: str, source: Source, at: KeyPath, what: str) -> Metric:
+    _known_name(set(metrics), name, source, at, what, "monitors/")
+    return metrics[name]
+
+
+def _known_name(known: set[str], name: str, source: Source, at: KeyPath, what: str, where: str) -> None:
+    if name not in known:
+        raise source.error(at, f"unknown {what} '{name}'", f"use one declared in {where}: {', '.join(sorted(known))}")
+

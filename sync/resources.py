@@ -1,0 +1,39 @@
+"""What obs wants to exist in Datadog: one resource per monitor or dashboard, keyed by its definition."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MANAGED_TAG = "managed-by:obs"
+KEY_TAG_PREFIX = "obs-key:"
+DASHBOARD_MARKER = "managed-by:obs obs-key:"
+
+MONITOR = "monitor"
+DASHBOARD = "dashboard"
+KIND_ORDER = (DASHBOARD, MONITOR)  # dashboards first: monitor messages link to them
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A desired Datadog object: its kind, stable key (e.g. prod/critical/age) and exact API request body."""
+
+    kind: str
+    key: str
+    body: Mapping[str, Any]
+    env: str
+    queue: str | None = None
+
+    @property
+    def title(self) -> str:
+        return str(self.body.get("name") or self.body.get("title") or "")
+
+
+def sort_key(resource: Resource) -> tuple[int, str]:
+    return KIND_ORDER.index(resource.kind), resource.key
+
+
+def dashboard_marker(key: str) -> str:
+    """The description line that marks a dashboard as ours; dashboards cannot carry free tags."""
+    return f"{DASHBOARD_MARKER}{key}"

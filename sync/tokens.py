@@ -1,0 +1,74 @@
+"""The [[token]] template syntax: it collides neither with Datadog's {{var}} messages nor its $var queries."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+TOKEN = re.compile(r"\[\[\s*([^\[\]]*?)\s*\]\]")
+
+# Tokens a naming pattern may use.
+NAMING = frozenset({"env", "name"})
+
+# Tokens a monitor query, message or title may use, with the queue feature each one needs.
+MONITOR: Mapping[str, str | None] = {
+    "env": None,
+    "queue": None,
+    "class": None,
+    "owner": None,
+    "runbook": None,
+    "queue_name": None,
+    "region": None,
+    "account_id": None,
+    "retention_seconds": None,
+    "in_flight_quota": None,
+    "critical": None,
+    "warning": None,
+    "slo_seconds": "slo",
+    "dlq_name": "dlq",
+    "max_receive_count": "dlq",
+    "cluster": "worker",
+    "service": "worker",
+    "min_tasks": "worker",
+    "max_tasks": "worker",
+    "topic": "topics",
+    "topic_name": "topics",
+}
+
+# Tokens a dashboard template may use; list- and object-valued ones only as a whole string.
+DASHBOARD = frozenset(
+    {"env", "region", "account_id", "site", "queue_names", "dlq_names", "service_names", "topic_names"}
+    | {"slo_markers", "runbooks"}
+)
+
+
+def tokens_in(text: str) -> list[str]:
+    return TOKEN.findall(text)
+
+
+def unknown_tokens(text: str, allowed: Mapping[str, Any] | frozenset[str]) -> list[str]:
+    return [name for name in tokens_in(text) if name not in allowed]
+
+
+def fill(text: str, values: Mapping[str, object]) -> str:
+    """Replace every token with its value; callers have checked the names at load time."""
+    return TOKEN.sub(lambda m: _text(values[m.group(1)]), text)
+
+
+def fill_value(value: Any, values: Mapping[str, object]) -> Any:
+    """Fill tokens through a JSON-like tree; a string that is exactly one token becomes that value."""
+    if isinstance(value, str):
+        whole = TOKEN.fullmatch(value)
+        return values[whole.group(1)] if whole else fill(value, values)
+    if isinstance(value, list):
+        return [fill_value(item, values) for item in value]
+    if isinstance(value, dict):
+        return {key: fill_value(item, values) for key, item in value.items()}
+    return value
+
+
+def _text(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
