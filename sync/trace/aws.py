@@ -1,0 +1,100 @@
+"""boto3 clients for the tracer, and the translation of AWS failures into ObsError."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+)
+
+from ..errors import ObsError
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_kms import KMSClient
+    from mypy_boto3_logs import CloudWatchLogsClient
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_sqs import SQSClient
+
+_DENIED = {"AccessDenied", "AccessDeniedException", "AuthorizationError", "UnauthorizedOperation"}
+_BAD_CREDENTIALS = {
+    "InvalidClientTokenId",
+    "UnrecognizedClientException",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "SignatureDoesNotMatch",
+    "InvalidSignatureException",
+}
+
+
+@dataclass(frozen=True)
+class Clients:
+    """The AWS clients one trace needs, all in the topic's region."""
+
+    sns: SNSClient
+    sqs: SQSClient
+    logs: CloudWatchLogsClient
+    cloudwatch: CloudWatchClient
+    kms: KMSClient
+
+
+def connect(region: str, endpoint_url: str | None = None) -> Clients:
+    """Clients from the standard credential chain; AWS_ENDPOINT_URL is honoured by boto3 itself."""
+    with aws_errors("connect to AWS"):
+        session = boto3.session.Session(region_name=region)
+        config = Config(retries={"mode": "standard"}, user_agent_extra="obs-trace")
+        return Clients(
+            sns=session.client("sns", endpoint_url=endpoint_url, config=config),
+            sqs=session.client("sqs", endpoint_url=endpoint_url, config=config),
+            logs=session.client("logs", endpoint_url=endpoint_url, config=config),
+            cloudwatch=session.client("cloudwatch", endpoint_url=endpoint_url, config=config),
+            kms=session.client("kms", endpoint_url=endpoint_url, config=config),
+        )
+
+
+def error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+@contextmanager
+def aws_errors(doing: str, permission: str = "") -> Iterator[None]:
+    """Turn any botocore failure while `doing` into one ObsError that says how to fix it."""
+    try:
+        yield
+    except (NoCredentialsError, PartialCredentialsError) as exc:
+        raise ObsError.of(
+            f"cannot {doing}: no usable AWS credentials",
+            "set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or run `aws sso login`",
+        ) from exc
+    except NoRegionError as exc:
+        raise ObsError.of(f"cannot {doing}: no AWS region", "set AWS_REGION or pass a topic ARN") from exc
+    except EndpointConnectionError as exc:
+        raise ObsError.of(
+            f"cannot {doing}: AWS endpoint unreachable ({exc.kwargs.get('endpoint_url', '')})",
+            "check the network, and AWS_ENDPOINT_URL if it is set",
+        ) from exc
+    except ClientError as exc:
+        code = error_code(exc)
+        message = str(exc.response.get("Error", {}).get("Message", "")) or code
+        if code in _DENIED:
+            fix = f"grant {permission} to the caller" if permission else "grant the caller read access"
+            raise ObsError.of(f"cannot {doing}: access denied ({message})", fix) from exc
+        if code in _BAD_CREDENTIALS:
+            raise ObsError.of(
+                f"cannot {doing}: AWS rejected the credentials ({code})",
+                "refresh them (aws sso login, or new keys) and check AWS_PROFILE",
+            ) from exc
+        raise ObsError.of(f"cannot {doing}: {code}: {message}", "check the AWS console or retry") from exc
+    except BotoCoreError as exc:
+        raise ObsError.of(f"cannot {doing}: {exc}", "check the AWS configuration and retry") from exc

@@ -1,0 +1,107 @@
+"""Read the topic's delivery-status configuration and its Failure log group (I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from botocore.exceptions import ClientError
+
+from ..errors import ObsError
+from .aws import Clients, aws_errors, error_code
+from .failures import Collector, Window
+from .target import TraceTarget
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LoggingStatus:
+    """Whether SNS writes failed SQS deliveries to CloudWatch Logs for this topic."""
+
+    failure_role: str  # SQSFailureFeedbackRoleArn, "" when unset
+    success_role: str
+    success_sample_rate: str
+    failure_group_exists: bool
+
+
+def logging_status(clients: Clients, target: TraceTarget) -> LoggingStatus:
+    try:
+        with aws_errors(f"read the attributes of topic {target.topic_arn}", "sns:GetTopicAttributes"):
+            attributes = clients.sns.get_topic_attributes(TopicArn=target.topic_arn)["Attributes"]
+    except ObsError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ClientError) and error_code(cause) in {"NotFound", "NotFoundException"}:
+            raise ObsError.of(
+                f"topic {target.topic_arn} does not exist",
+                "check --topic, --env and the AWS account/region you are using",
+            ) from cause
+        raise
+    return LoggingStatus(
+        failure_role=attributes.get("SQSFailureFeedbackRoleArn", ""),
+        success_role=attributes.get("SQSSuccessFeedbackRoleArn", ""),
+        success_sample_rate=attributes.get("SQSSuccessFeedbackSampleRate", ""),
+        failure_group_exists=group_exists(clients, target.failure_log_group),
+    )
+
+
+def group_exists(clients: Clients, group: str) -> bool:
+    with aws_errors(f"look up log group {group}", "logs:DescribeLogGroups"):
+        paginator = clients.logs.get_paginator("describe_log_groups")
+        for page in paginator.paginate(logGroupNamePrefix=group):
+            if any(g.get("logGroupName") == group for g in page.get("logGroups", [])):
+                return True
+    return False
+
+
+def millis(stamp: datetime) -> int:
+    return int(stamp.timestamp() * 1000)
+
+
+def filter_events(
+    clients: Clients,
+    group: str,
+    start: datetime,
+    end: datetime,
+    *,
+    pattern: str = "",
+    progress: Progress | None = None,
+) -> Iterator[tuple[str, int | None]]:
+    """Every (message, timestamp ms) in the group and range, paging to the very end."""
+    request: dict[str, object] = {"logGroupName": group, "startTime": millis(start), "endTime": millis(end)}
+    if pattern:
+        request["filterPattern"] = pattern
+    seen_tokens: set[str] = set()
+    pages = events = 0
+    with aws_errors(f"read log group {group}", "logs:FilterLogEvents"):
+        while True:
+            page = clients.logs.filter_log_events(**request)  # type: ignore[arg-type]
+            pages += 1
+            for event in page.get("events", []):
+                events += 1
+                yield event.get("message", ""), event.get("timestamp")
+            if progress is not None:
+                progress(f"{group}: {events} events, page {pages}")
+            token = page.get("nextToken")
+            # pages may be empty while a token remains; only a missing or repeated token ends the read
+            if not token or token in seen_tokens:
+                return
+            seen_tokens.add(token)
+            request["nextToken"] = token
+
+
+def read_failures(
+    clients: Clients,
+    target: TraceTarget,
+    window: Window,
+    queues: frozenset[str],
+    progress: Progress | None = None,
+) -> Collector:
+    """Every failure in the topic's Failure group for the window, deduplicated per message and queue."""
+    collector = Collector(window=window, topic_arn=target.topic_arn, queues=queues)
+    for message, stamp in filter_events(
+        clients, target.failure_log_group, window.start, window.read_end, progress=progress
+    ):
+        collector.add(message, stamp)
+    return collector

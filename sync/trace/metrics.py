@@ -1,0 +1,78 @@
+"""Per-minute NumberOfNotificationsFailed for the topic: where the failures cluster."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from .aws import Clients, aws_errors
+from .target import TraceTarget
+
+FAILED = "NumberOfNotificationsFailed"
+REDRIVEN = "NumberOfNotificationsRedrivenToDlq"
+_METRICS = {"failed": FAILED, "redriven": REDRIVEN}
+_MAX_POINTS = 1440  # one day of minutes; longer windows use coarser periods
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """Non-zero points of the SNS failure metrics, oldest first."""
+
+    period_s: int
+    failed: tuple[tuple[datetime, float], ...]
+    redriven: tuple[tuple[datetime, float], ...]
+
+    @property
+    def total_failed(self) -> float:
+        return sum(v for _, v in self.failed)
+
+    @property
+    def total_redriven(self) -> float:
+        return sum(v for _, v in self.redriven)
+
+
+def period_for(start: datetime, end: datetime) -> int:
+    """One minute, widened in whole minutes so the window fits in one request."""
+    minutes = max(1, int((end - start) / timedelta(minutes=1)) // _MAX_POINTS + 1)
+    return 60 * minutes
+
+
+def failure_metrics(clients: Clients, target: TraceTarget, start: datetime, end: datetime) -> MetricSummary:
+    period = period_for(start, end)
+    queries = [
+        {
+            "Id": key,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": "AWS/SNS",
+                    "MetricName": name,
+                    "Dimensions": [{"Name": "TopicName", "Value": target.topic_name}],
+                },
+                "Period": period,
+                "Stat": "Sum",
+            },
+        }
+        for key, name in sorted(_METRICS.items())
+    ]
+    points: dict[str, dict[datetime, float]] = {key: {} for key in _METRICS}
+    with aws_errors(f"read {FAILED} for {target.topic_name}", "cloudwatch:GetMetricData"):
+        paginator = clients.cloudwatch.get_paginator("get_metric_data")
+        for page in paginator.paginate(
+            MetricDataQueries=queries,  # type: ignore[arg-type]
+            StartTime=start,
+            EndTime=end,
+            ScanBy="TimestampAscending",
+        ):
+            for result in page.get("MetricDataResults", []):
+                series = points.setdefault(result.get("Id", ""), {})
+                for stamp, value in zip(result.get("Timestamps", []), result.get("Values", []), strict=False):
+                    series[stamp] = series.get(stamp, 0.0) + value
+    return MetricSummary(
+        period_s=period,
+        failed=_nonzero(points["failed"]),
+        redriven=_nonzero(points["redriven"]),
+    )
+
+
+def _nonzero(series: dict[datetime, float]) -> tuple[tuple[datetime, float], ...]:
+    return tuple(sorted((stamp, value) for stamp, value in series.items() if value))

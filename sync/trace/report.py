@@ -1,0 +1,187 @@
+"""Render a trace result as a table grouped by cause, or as JSON (pure)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from itertools import groupby
+from typing import Any
+
+from .causes import Cause
+from .checks import Check
+from .target import iso
+from .tracer import Finding, TraceResult
+
+_BODY_WIDTH = 60
+
+
+def fix_text(cause: Cause, queue_arn: str, topic_arn: str) -> str:
+    return cause.fix.replace("<queue-arn>", queue_arn or "<queue-arn>").replace("<topic-arn>", topic_arn)
+
+
+def _groups(result: TraceResult) -> list[tuple[Cause, str, str, list[Finding]]]:
+    """(cause, queue, queue ARN, findings) in cause, queue order."""
+    ordered = sorted(result.findings, key=lambda f: f.failure.sort_key)
+    out = []
+    for (_, queue), items in groupby(ordered, key=lambda f: (f.failure.cause.key, f.failure.queue)):
+        found = list(items)
+        first = found[0].failure
+        out.append((first.cause, queue, first.destination or result.target.queue_arn(queue), found))
+    return out
+
+
+def render_json(result: TraceResult) -> str:
+    target = result.target
+    doc: dict[str, Any] = {
+        "topic": target.topic_arn,
+        "log_group": target.failure_log_group,
+        "window": {
+            "start": iso(result.window.start),
+            "end": iso(result.window.end),
+            "read_until": iso(result.window.read_end),
+        },
+        "queues": sorted(result.queues),
+        "logging": {
+            "failure_role": result.logging.failure_role,
+            "failure_log_group_exists": result.logging.failure_group_exists,
+        },
+        "read": vars(result.tally).copy(),
+        "failed": len(result.findings),
+        "failures": [_finding_json(f) for f in sorted(result.findings, key=lambda f: f.failure.sort_key)],
+        "causes": [
+            {
+                "cause": c.key,
+                "title": c.title,
+                "queue": q,
+                "messages": len(items),
+                "explain": c.explain,
+                "fix": fix_text(c, arn, target.topic_arn),
+                "checks": [_check_json(k) for k in _checks_for(result.checks, c.key, q)],
+            }
+            for c, q, arn, items in _groups(result)
+        ],
+        "notes": list(result.notes),
+    }
+    if result.metrics is not None:
+        doc["metrics"] = {
+            "period_seconds": result.metrics.period_s,
+            "failed_total": result.metrics.total_failed,
+            "failed": [{"time": iso(t), "sum": v} for t, v in result.metrics.failed],
+            "redriven_to_dlq": [{"time": iso(t), "sum": v} for t, v in result.metrics.redriven],
+        }
+    return json.dumps(doc, indent=2, sort_keys=True)
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    f = finding.failure
+    doc: dict[str, Any] = {
+        "message_id": f.message_id,
+        "published": iso(f.published),
+        "logged": iso(f.logged),
+        "queue": f.queue,
+        "destination": f.destination,
+        "cause": f.cause.key,
+        "error_code": f.error_code,
+        "error_message": f.error_message,
+        "status_code": f.status_code,
+        "attempts": f.attempts,
+        "events": f.events,
+        "provider_response": f.raw,
+    }
+    if finding.published is not None:
+        doc["publisher"] = {
+            "business_key": finding.published.business_key,
+            "log_group": finding.published.log_group,
+            "logged": iso(finding.published.logged),
+        }
+    if finding.parked is not None:
+        doc["dlq"] = {
+            "queue": finding.parked.dlq,
+            "body": finding.parked.body,
+            "message_group_id": finding.parked.group_id,
+            "message_deduplication_id": finding.parked.deduplication_id,
+        }
+    return doc
+
+
+def _check_json(check: Check) -> dict[str, str]:
+    return {"checked": check.checked, "outcome": check.outcome, "detail": check.detail}
+
+
+def _checks_for(checks: Sequence[Check], cause: str, queue: str) -> list[Check]:
+    return [c for c in checks if c.cause == cause and c.queue == queue]
+
+
+def render_table(result: TraceResult) -> str:
+    target, window, tally = result.target, result.window, result.tally
+    lines = [
+        f"Failed SNS -> SQS deliveries from {target.topic_arn}",
+        f"window {iso(window.start)} .. {iso(window.end)} "
+        f"(log group {target.failure_log_group} read until {iso(window.read_end)} for delivery lag)",
+    ]
+    if result.queues:
+        lines.append(f"only deliveries to: {', '.join(sorted(result.queues))}")
+    skipped = tally.outside_window + tally.other_queue + tally.other_topic
+    lines.append(
+        f"read {tally.events} log events: {tally.failed_events} failure events ({skipped} outside the "
+        f"window or filters), {tally.successes} successes, {tally.noise} not delivery-status events"
+    )
+    if result.metrics is not None:
+        points = ", ".join(f"{iso(t)[11:16]} {v:g}" for t, v in result.metrics.failed) or "none"
+        lines.append(
+            f"NumberOfNotificationsFailed per {result.metrics.period_s // 60} min: {points} "
+            f"(total {result.metrics.total_failed:g}; redriven to DLQ {result.metrics.total_redriven:g})"
+        )
+    if not result.findings:
+        lines += ["", "No failed deliveries in this window."]
+    for cause, queue, arn, items in _groups(result):
+        lines += ["", f"== {cause.title}: {len(items)} message{'s' if len(items) != 1 else ''} to {queue} =="]
+        lines.append(f"cause:   {cause.explain}")
+        lines.append(f"fix:     {fix_text(cause, arn, target.topic_arn)}")
+        checks = _checks_for(result.checks, cause.key, queue)
+        for check in checks:
+            lines.append(f"checked: {check.checked}: {check.outcome}: {check.detail}")
+        if not checks:
+            lines.append("checked: nothing live can confirm this cause")
+        lines += _rows(items, show_raw=cause.key == "unknown")
+    if result.notes:
+        lines += ["", "notes:"] + [f"- {note}" for note in result.notes]
+    total = len(result.findings)
+    lines += ["", f"{total} failed message{'s' if total != 1 else ''}"]
+    return "\n".join(lines) + "\n"
+
+
+def _rows(items: list[Finding], show_raw: bool) -> list[str]:
+    header = ["MESSAGE ID", "PUBLISHED", "CODE", "STATUS", "ATTEMPTS", "WHAT"]
+    parked = any(f.parked for f in items)
+    if parked:
+        header += ["GROUP", "DEDUP", "BODY"]
+    rows = [header]
+    for finding in items:
+        f = finding.failure
+        row = [
+            f.message_id,
+            iso(f.published) or "?",
+            f.error_code or "-",
+            _num(f.status_code),
+            _num(f.attempts),
+            finding.published.business_key if finding.published else "-",
+        ]
+        if parked:
+            p = finding.parked
+            row += [p.group_id or "-", p.deduplication_id or "-", _clip(p.body)] if p else ["-", "-", "-"]
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    out = ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    if show_raw:
+        out += [f"  {f.failure.message_id}: {f.failure.raw or '(empty provider response)'}" for f in items]
+    return out
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _BODY_WIDTH else flat[: _BODY_WIDTH - 3] + "..."

@@ -1,0 +1,166 @@
+"""Run one trace: preflight, metrics, the Failure log, live checks and correlation (the I/O shell)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ObsError
+from .aws import Clients
+from .checks import Check, judge
+from .correlate import Published, lookup_published
+from .dlq import DlqMessage, peek
+from .events import queue_name_of
+from .failures import Failure, Tally, Window
+from .live import Subscription, queue_facts, subscriptions
+from .logs import LoggingStatus, Progress, logging_status, read_failures
+from .metrics import MetricSummary, failure_metrics
+from .preflight import logging_off, preflight
+from .target import TraceTarget
+
+
+@dataclass(frozen=True)
+class Options:
+    peek_dlq: bool = False  # opt-in: receiving touches the DLQ even though nothing is deleted
+    dlq_limit: int = 1000
+    metrics: bool = True
+    checks: bool = True
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A failed message with whatever the publisher log and the DLQ add."""
+
+    failure: Failure
+    published: Published | None = None
+    parked: DlqMessage | None = None
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    target: TraceTarget
+    window: Window
+    queues: frozenset[str]
+    logging: LoggingStatus
+    findings: tuple[Finding, ...]
+    tally: Tally
+    metrics: MetricSummary | None
+    checks: tuple[Check, ...]
+    subscriptions: tuple[Subscription, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+def trace(
+    clients: Clients,
+    target: TraceTarget,
+    window: Window,
+    *,
+    queues: frozenset[str] = frozenset(),
+    options: Options = Options(),
+    progress: Progress | None = None,
+) -> TraceResult:
+    status = logging_status(clients, target)
+    ready = preflight(status, target)
+    notes = list(ready.notes)
+    metrics = None
+    if options.metrics:
+        try:
+            metrics = failure_metrics(clients, target, window.start, window.read_end)
+        except ObsError as exc:
+            notes.append(f"metrics not read: {exc}")
+    tally = Tally()
+    failures: tuple[Failure, ...] = ()
+    if ready.read:
+        collector = read_failures(clients, target, window, queues, progress)
+        failures, tally = collector.failures(), collector.tally
+    if not ready.logging_on and not failures:
+        raise logging_off(target)
+    subs = _subscriptions(clients, target, notes)
+    checks = _checks(clients, target, failures, notes) if options.checks else ()
+    published: dict[str, Published] = {}
+    if target.publishers and failures:
+        try:
+            published = lookup_published(clients, target.publishers, failures, progress)
+        except ObsError as exc:
+            notes.append(f"publisher log not read: {exc}")
+    parked = _peek(clients, target, failures, subs, options=options, notes=notes) if options.peek_dlq else {}
+    notes.extend(_loss_notes(target, failures, subs))
+    findings = tuple(Finding(f, published.get(f.message_id), parked.get(f.message_id)) for f in failures)
+    return TraceResult(
+        target=target,
+        window=window,
+        queues=queues,
+        logging=status,
+        findings=findings,
+        tally=tally,
+        metrics=metrics,
+        checks=checks,
+        subscriptions=tuple(sorted(subs.values(), key=lambda s: s.queue_arn)),
+        notes=tuple(notes),
+    )
+
+
+def _subscriptions(clients: Clients, target: TraceTarget, notes: list[str]) -> dict[str, Subscription]:
+    try:
+        return subscriptions(clients, target)
+    except ObsError as exc:
+        notes.append(f"subscriptions not read: {exc}")
+        return {}
+
+
+def _checks(
+    clients: Clients, target: TraceTarget, failures: tuple[Failure, ...], notes: list[str]
+) -> tuple[Check, ...]:
+    pairs = sorted({(f.cause.key, f.queue, f.destination, f.topic_arn or target.topic_arn) for f in failures})
+    facts = {queue: queue_facts(clients, queue, target.account_id) for queue in sorted({p[1] for p in pairs})}
+    found = [judge(cause, facts[queue], arn, topic) for cause, queue, arn, topic in pairs]
+    return tuple(c for c in found if c is not None)
+
+
+def _dlq_names(target: TraceTarget, queues: set[str], subs: dict[str, Subscription]) -> dict[str, str]:
+    """queue name -> DLQ name: the definitions first, the live subscription otherwise."""
+    declared = {d.queue: d.subscription_dlq for d in target.destinations if d.subscription_dlq}
+    out: dict[str, str] = {}
+    for queue in sorted(queues):
+        name = declared.get(queue) or (queue_name_of(subs[queue].dlq_arn) if queue in subs else "")
+        if name:
+            out[queue] = name
+    return out
+
+
+def _peek(
+    clients: Clients,
+    target: TraceTarget,
+    failures: tuple[Failure, ...],
+    subs: dict[str, Subscription],
+    *,
+    options: Options,
+    notes: list[str],
+) -> dict[str, DlqMessage]:
+    parked: dict[str, DlqMessage] = {}
+    for dlq in sorted(set(_dlq_names(target, {f.queue for f in failures}, subs).values())):
+        seen = peek(clients, dlq, target.account_id, options.dlq_limit)
+        if seen.note:
+            notes.append(seen.note)
+        unmatched = 0
+        for message in seen.messages:
+            if message.sns_message_id:
+                parked.setdefault(message.sns_message_id, message)
+            else:
+                unmatched += 1
+        if unmatched:
+            notes.append(f"DLQ {dlq}: {unmatched} raw-delivery messages carry no SNS message id to match")
+    return parked
+
+
+def _loss_notes(
+    target: TraceTarget, failures: tuple[Failure, ...], subs: dict[str, Subscription]
+) -> list[str]:
+    notes = []
+    dlqs = _dlq_names(target, {f.queue for f in failures}, subs)
+    for queue in sorted({f.queue for f in failures if not f.cause.retried}):
+        if queue not in dlqs:
+            notes.append(
+                f"the subscription to {queue} has no DLQ: its failed messages are gone; republish them "
+                "from the publisher and set a RedrivePolicy on the subscription"
+            )
+    return notes
