@@ -169,7 +169,9 @@ def _folder(root: Path, folder: str, kind: str) -> list[Source]:
         source = _read(root, relative, kind)
         if source.data["name"] != path.stem:
             raise source.error(
-                ("name",), f"name '{source.data['name']}' differs from the file name", f"rename one to '{path.stem}'"
+                ("name",),
+                f"name '{source.data['name']}' differs from the file name",
+                f"rename one to '{path.stem}'",
             )
         sources.append(source)
     return sources
@@ -227,9 +229,9 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
         worker=Worker(**worker) if worker else None,
         dlq=Dlq(**dlq) if dlq else None,
         topics=tuple(Topic(t["name"], t.get("subscription_dlq")) for t in raw.get("topics", ())),
-        publisher_log=PublisherLog(
-            log["log_group"], log["message_id_field"], log.get("business_key_field")
-        ) if log else None,
+        publisher_log=PublisherLog(log["log_group"], log["message_id_field"], log.get("business_key_field"))
+        if log
+        else None,
         tags=tuple(raw.get("tags", ())),
         metrics=raw.get("metrics", {}),
     )
@@ -244,7 +246,9 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
     for index, cls in enumerate(applies.get("classes", ())):
         if cls not in classes:
             raise source.error(
-                ("applies_to", "classes", index), f"unknown class '{cls}'", f"use one of: {', '.join(classes)}"
+                ("applies_to", "classes", index),
+                f"unknown class '{cls}'",
+                f"use one of: {', '.join(classes)}",
             )
     for cls in data.get("by_class", {}):
         if cls not in classes:

@@ -9,8 +9,8 @@ from . import tokens
 from .definitions import Definitions, Environment, Metric, Queue
 from .errors import ObsError
 from .naming import PlacedQueue, PlacedTopic, deep_merge, placed_queues
-from .references import QUERY_TAIL
-from .resources import DASHBOARD, MANAGED_TAG, MONITOR, KEY_TAG_PREFIX, Resource, dashboard_marker, sort_key
+from .references import QUERY_TAIL, features_needed
+from .resources import DASHBOARD, KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource, dashboard_marker, sort_key
 
 # Defaults under every metric: AWS metrics are crawled from CloudWatch 10-20 minutes late.
 BUILTIN: Mapping[str, Any] = {
@@ -63,20 +63,7 @@ def applies(metric: Metric, queue: Queue) -> bool:
     """A metric applies to a queue of a listed class that has every feature the metric's own templates need."""
     if metric.classes is not None and queue.cls not in metric.classes:
         return False
-    layers = (metric.settings, metric.by_class.get(queue.cls, {}))
-    return all(queue.has(feature) for feature in _features(layers, metric))
-
-
-def _features(layers: tuple[Mapping[str, Any], ...], metric: Metric) -> set[str]:
-    needed = set(metric.requires)
-    if metric.for_each == "topic":
-        needed.add("topics")
-    for layer in layers:
-        for key in ("query", "message", "title"):
-            needed.update(f for t in tokens.tokens_in(str(layer.get(key, ""))) if (f := tokens.MONITOR.get(t)))
-        if layer.get("threshold_basis") == "slo_seconds":
-            needed.add("slo")
-    return needed
+    return all(queue.has(feature) for feature in features_needed(metric, queue.cls))
 
 
 def _monitors(env: Environment, placed: PlacedQueue, metric: Metric) -> list[Resource]:

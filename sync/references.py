@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import tokens
-from .errors import ObsError
 from .source import KeyPath, Source
 
 if TYPE_CHECKING:
@@ -15,8 +15,6 @@ if TYPE_CHECKING:
 
 # The query's threshold is generated from options.thresholds.critical, so both always agree.
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
-
-_FIX_TOKEN = "use [[name]] tokens from the list in the README's Definitions section"
 
 
 def check(defs: Definitions) -> None:
@@ -32,7 +30,9 @@ def check(defs: Definitions) -> None:
             metric = _known(metrics, name, defs.inventory, (*at, "metrics", name), "metric")
             _check_layer(defs.inventory, (*at, "metrics", name), settings, metric, defs)
         if queue.publisher_log:
-            _check_tokens(defs.inventory, (*at, "publisher_log", "log_group"), queue.publisher_log.log_group, {"env"})
+            _check_tokens(
+                defs.inventory, (*at, "publisher_log", "log_group"), queue.publisher_log.log_group, frozenset({"env"})
+            )
     dashboards = {d.name for d in defs.dashboards}
     for template in defs.dashboards:
         for path, text in _strings(template.body, ()):
@@ -55,20 +55,18 @@ def check(defs: Definitions) -> None:
             _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
 
 
-def metric_requirements(metric: Metric) -> frozenset[str]:
-    """What a queue needs for this metric: its explicit requires plus what its own templates use."""
+def features_needed(metric: Metric, cls: str | None = None) -> frozenset[str]:
+    """What a queue (of class `cls`, or of any class) needs for this metric: its explicit requires
+    plus whatever its own templates use."""
     needed = set(metric.requires)
     if metric.for_each == "topic":
         needed.add("topics")
-    layers = [metric.settings, *metric.by_class.values()]
-    for settings in layers:
-        for key in ("query", "message"):
-            for name in tokens.tokens_in(str(settings.get(key, ""))):
-                feature = tokens.MONITOR.get(name)
-                if feature:
-                    needed.add(feature)
-    if any("threshold_basis" in s and s["threshold_basis"] == "slo_seconds" for s in layers):
-        needed.add("slo")
+    layers = [metric.settings, *([metric.by_class.get(cls, {})] if cls else metric.by_class.values())]
+    for layer in layers:
+        for key in ("query", "message", "title"):
+            needed.update(f for t in tokens.tokens_in(str(layer.get(key, ""))) if (f := tokens.MONITOR.get(t)))
+        if layer.get("threshold_basis") == "slo_seconds":
+            needed.add("slo")
     return frozenset(needed)
 
 
@@ -80,7 +78,7 @@ def _check_layer(
     defs: Definitions,
     notify: Mapping[str, Any] | None = None,
 ) -> None:
-    needed = metric_requirements(metric) if metric else None
+    needed = features_needed(metric) if metric else None
     for key in ("query", "message"):
         if key not in settings:
             continue
@@ -118,8 +116,11 @@ def _check_layer(
 def _check_tokens(source: Source, at: KeyPath, text: str, allowed: Mapping[str, Any] | frozenset[str]) -> None:
     unknown = tokens.unknown_tokens(text, allowed)
     if unknown:
-        choices = ", ".join(f"[[{t}]]" for t in sorted(allowed))
-        raise source.error(at, f"unknown template token [[{unknown[0]}]]", f"use one of {choices}")
+        close = difflib.get_close_matches(unknown[0], list(allowed), n=1)
+        fix = (
+            f"did you mean [[{close[0]}]]?" if close else "use one of " + ", ".join(f"[[{t}]]" for t in sorted(allowed))
+        )
+        raise source.error(at, f"unknown template token [[{unknown[0]}]]", fix)
 
 
 def _strings(value: Any, at: KeyPath) -> Iterator[tuple[KeyPath, str]]:
@@ -141,4 +142,3 @@ def _known(metrics: Mapping[str, Metric], name: str, source: Source, at: KeyPath
 def _known_name(known: set[str], name: str, source: Source, at: KeyPath, what: str, where: str) -> None:
     if name not in known:
         raise source.error(at, f"unknown {what} '{name}'", f"use one declared in {where}: {', '.join(sorted(known))}")
-

@@ -7,7 +7,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 from referencing import Registry, Resource
@@ -56,9 +56,29 @@ _UNEXPECTED = re.compile(r"'([^']+)'")
 
 def check(source: Source, kind: str) -> None:
     """Raise ObsError listing every schema violation in `source`, each at its line."""
-    errors = sorted(_validator(kind).iter_errors(source.data), key=lambda e: _line(source, e))
+    errors = _without_echoes(list(_validator(kind).iter_errors(source.data)))
+    errors.sort(key=lambda e: _line(source, e))
     if errors:
         raise ObsError(*(_problem(source, e) for e in errors[:_MAX_PROBLEMS]))
+
+
+def _without_echoes(errors: list[jsonschema.ValidationError]) -> list[jsonschema.ValidationError]:
+    """Drop 'unevaluated' errors caused by another error in the same object: a failed subschema
+    evaluates none of its keys, so every valid key there would be reported as unknown too."""
+
+    def echoes(error: jsonschema.ValidationError) -> bool:
+        if error.validator != "unevaluatedProperties":
+            return False
+        at = tuple(error.absolute_path)
+        return any(
+            other is not error
+            and other.validator != "unevaluatedProperties"
+            and len(other.absolute_path) > len(at)
+            and tuple(other.absolute_path)[: len(at)] == at
+            for other in errors
+        )
+
+    return [e for e in errors if not echoes(e)]
 
 
 def _line(source: Source, error: jsonschema.ValidationError) -> int:
@@ -82,35 +102,33 @@ def _unexpected(error: jsonschema.ValidationError) -> list[str]:
 
 def _problem(source: Source, error: jsonschema.ValidationError) -> Problem:
     path = _path(error)
-    where = {"file": source.path, "line": source.line_of(path), "key": dotted(path)}
-    validator = error.validator
+    what, fix = _explain(error, path)
+    return Problem(what=what, fix=fix, file=source.path, line=source.line_of(path), key=dotted(path))
+
+
+def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> tuple[str, str]:
+    validator, expected = error.validator, cast(Any, error.validator_value)
     if validator in ("additionalProperties", "unevaluatedProperties"):
         key = str(path[-1]) if path else "?"
         close = difflib.get_close_matches(key, _vocabulary(), n=1)
-        fix = f"did you mean '{close[0]}'?" if close else "remove it or check the spelling"
-        return Problem(what=f"unknown key '{key}'", fix=fix, **where)
+        return f"unknown key '{key}'", f"did you mean '{close[0]}'?" if close else "remove it or check the spelling"
     if validator == "required":
-        return Problem(what=error.message.replace("property", "key"), fix="add it", **where)
+        return error.message.replace("property", "key"), "add it"
     if validator == "type":
-        expected = error.validator_value
-        shown = " or ".join(expected) if isinstance(expected, list) else expected
-        return Problem(
-            what=f"expected {shown}, got {_kind_of(error.instance)} {_short(error.instance)}",
-            fix=f"write a {shown} here",
-            **where,
+        shown = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        article = "an" if shown[0] in "aeiou" else "a"
+        return (
+            f"expected {shown}, got {_kind_of(error.instance)} {_short(error.instance)}",
+            f"write {article} {shown} here",
         )
     if validator == "enum":
-        choices = ", ".join(json.dumps(v) for v in error.validator_value)
-        return Problem(what=f"{_short(error.instance)} is not allowed", fix=f"use one of {choices}", **where)
+        return f"{_short(error.instance)} is not allowed", "use one of " + ", ".join(json.dumps(v) for v in expected)
     if validator == "pattern":
-        return Problem(
-            what=f"{_short(error.instance)} does not match {error.validator_value}",
-            fix="use lowercase letters, digits and dashes as the pattern shows",
-            **where,
-        )
+        fix = "use lowercase letters, digits and dashes as the pattern shows"
+        return f"{_short(error.instance)} does not match {expected}", fix
     if validator in ("minItems", "minProperties", "minLength"):
-        return Problem(what="must not be empty", fix="add at least one entry", **where)
-    return Problem(what=error.message, fix="see the schema for this file kind", **where)
+        return "must not be empty", "add at least one entry"
+    return error.message, "see the schema for this file kind"
 
 
 def _kind_of(value: Any) -> str:

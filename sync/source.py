@@ -51,9 +51,7 @@ def _build(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], file: str)
             key = _constructor.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
-                raise ObsError.of(
-                    f"key {key!r} is not text", "quote it", file=file, line=line, key=dotted(path)
-                )
+                raise ObsError.of(f"key {key!r} is not text", "quote it", file=file, line=line, key=dotted(path))
             if key in out:
                 raise ObsError.of(
                     f"duplicate key '{key}' (first on line {lines[(*path, key)]})",
@@ -108,11 +106,7 @@ def read(path: Path, shown_as: str) -> Source:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ObsError.of(
-            f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8", file=shown_as
-        ) from None
-    if not text.strip() or all(
-        not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()
-    ):
+        raise ObsError.of(f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8", file=shown_as) from None
+    if not text.strip() or all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
         raise ObsError.of("the file is empty", "add its definitions or delete the file", file=shown_as)
     return parse(text, shown_as)

@@ -1,0 +1,71 @@
+"""Check a request body against datadog-api-client's own models, plus the two checks they skip.
+
+The models raise on wrong types and missing required fields, but keep unknown keys as additional
+properties and mark bad enum values or unmatched oneOf shapes as `_unparsed` instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from datadog_api_client import ApiClient, Configuration
+from datadog_api_client.exceptions import OpenApiException
+from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
+from datadog_api_client.v1.model.dashboard import Dashboard
+from datadog_api_client.v1.model.monitor import Monitor
+
+from .resources import DASHBOARD, MONITOR
+
+_MODELS = {MONITOR: Monitor, DASHBOARD: Dashboard}
+
+
+@cache
+def _client() -> ApiClient:
+    return ApiClient(Configuration())  # type: ignore[no-untyped-call]
+
+
+def problems(kind: str, body: Mapping[str, Any]) -> list[str]:
+    """What the Datadog API would reject in this create/update body; empty when it is accepted."""
+    try:
+        model = _client().deserialize(json.dumps(body), (_MODELS[kind],), True)
+    except (OpenApiException, TypeError, ValueError) as exc:
+        return [str(exc).splitlines()[0]]
+    found: list[str] = []
+    _walk(model, "", found)
+    if not found and model._unparsed:
+        found.append("holds a value the API does not know")
+    return found
+
+
+def _walk(value: Any, path: str, found: list[str]) -> None:
+    if isinstance(value, UnparsedObject):
+        found.append(f"{path or 'body'}: matches no shape the API knows")
+    elif isinstance(value, ModelComposed):
+        for instance in value._composed_instances:
+            if isinstance(instance, ModelNormal):
+                _walk(instance, path, found)
+            else:
+                found.append(f"{path or 'body'}: matches no shape the API knows (unknown key or type?)")
+    elif isinstance(value, ModelSimple):
+        if value._unparsed:
+            found.append(f"{path}: {value.value!r} is not an allowed value")
+    elif isinstance(value, ModelNormal):
+        known = type(value).attribute_map
+        for name, item in value._data_store.items():
+            if name not in known:
+                found.append(f"{_join(path, name)}: unknown key")
+            else:
+                _walk(item, _join(path, known[name]), found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _walk(item, f"{path}[{index}]", found)
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            _walk(item, _join(path, str(name)), found)
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name

@@ -1,0 +1,137 @@
+"""The `obs` command line: the imperative shell and the single error boundary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import apimodel, report
+from .definitions import Definitions, load
+from .errors import ObsError
+from .expand import expand, expand_all
+from .plan import make_plan
+from .resources import Resource
+from .trace import cli as trace_cli
+
+EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
+DEFINITIONS_ENV = "OBS_DEFINITIONS"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except ObsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="obs", description=__doc__)
+    parser.add_argument(
+        "--definitions",
+        type=Path,
+        default=Path(os.environ.get(DEFINITIONS_ENV) or "."),
+        metavar="DIR",
+        help=f"the definitions folder (default: ${DEFINITIONS_ENV}, else the current directory)",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = commands.add_parser("validate", help="check every definition in every environment, offline")
+    validate.set_defaults(handler=_validate)
+
+    render = commands.add_parser("render", help="write each resource's exact API request body as JSON")
+    render.add_argument("--env", required=True)
+    render.add_argument("--out", required=True, type=Path, metavar="DIR")
+    render.set_defaults(handler=_render)
+
+    plan = commands.add_parser("plan", help="show what a sync would change")
+    plan.add_argument("--env", required=True)
+    plan.add_argument("--offline", action="store_true", help="plan against an empty org, without credentials")
+    plan.add_argument("--format", choices=sorted(report.RENDERERS), default="text")
+    plan.add_argument("--detailed-exitcode", action="store_true", help="exit 2 when changes are pending (0 when none)")
+    plan.set_defaults(handler=_plan)
+
+    trace_cli.register(commands)
+    return parser
+
+
+def _load(args: argparse.Namespace) -> Definitions:
+    return load(args.definitions)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    defs = _load(args)
+    rendered = expand_all(defs)
+    _check_bodies([r for resources in rendered.values() for r in resources])
+    counts = ", ".join(f"{env}: {_count(resources)}" for env, resources in rendered.items())
+    print(
+        f"ok: {len(defs.queues)} queues, {len(defs.metrics)} metrics, {len(defs.environments)} environments ({counts})"
+    )
+    return EXIT_OK
+
+
+def _render(args: argparse.Namespace) -> int:
+    resources = expand(_load(args), args.env)
+    _check_bodies(resources)
+    files = {args.out / f"{r.kind}s" / f"{r.key.replace('/', '.')}.json": r for r in resources}
+    for folder in {path.parent for path in files} | {args.out / "monitors", args.out / "dashboards"}:
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("*.json"):  # a removed resource must not linger in the output
+            if stale not in files:
+                stale.unlink()
+    for path, resource in sorted(files.items()):
+        path.write_text(json.dumps(resource.body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    print(f"wrote {_count(resources)} to {args.out}")
+    return EXIT_OK
+
+
+def _plan(args: argparse.Namespace) -> int:
+    if not args.offline:
+        raise ObsError.of(
+            "the live plan is not available in this version", "add --offline to plan against an empty org"
+        )
+    desired = expand(_load(args), args.env)
+    _check_bodies(desired)
+    plan = make_plan(args.env, desired, live=())
+    against = "an empty org (offline)"
+    if args.format == "text":
+        out = report.text(plan, against=against, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    else:
+        out = report.RENDERERS[args.format](plan, against=against)
+    sys.stdout.write(out)
+    return EXIT_CHANGES if args.detailed_exitcode and plan.pending else EXIT_OK
+
+
+def _check_bodies(resources: Sequence[Resource]) -> None:
+    """Every body must be one the Datadog API accepts; a template typo is caught here, not in prod."""
+    found = [f"{r.kind} {r.key}: {p}" for r in resources for p in apimodel.problems(r.kind, r.body)]
+    if found:
+        raise ObsError.of(
+            "the Datadog API would reject these bodies:\n  " + "\n  ".join(found),
+            "fix the template they come from (monitors/ or dashboards/)",
+        )
+
+
+def _count(resources: Sequence[Resource]) -> str:
+    monitors = sum(r.kind == "monitor" for r in resources)
+    dashboards = len(resources) - monitors
+    return f"{monitors} monitor{'s' * (monitors != 1)}, {dashboards} dashboard{'s' * (dashboards != 1)}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Pure: a plan -> text for people, markdown for pull requests, json for machines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
+
+_SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
+_COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
+_MAX_VALUE = 200
+
+
+def summary(plan: Plan) -> str:
+    c = plan.count()
+    return (
+        f"{c[CREATE]} to create, {c[UPDATE]} to update, {c[DELETE]} to delete, "
+        f"{c[UNCHANGED]} unchanged, {c['unmanaged']} unmanaged"
+    )
+
+
+def text(plan: Plan, *, against: str, colour: bool = False, show_unchanged: bool = False) -> str:
+    lines = [f"Plan for {plan.env} against {against}:"]
+    for change in plan.changes:
+        if change.action == UNCHANGED and not show_unchanged:
+            continue
+        head = f"{_SIGNS[change.action]} {change.kind} {change.key}"
+        if change.id:
+            head += f" (id {change.id})"
+        head += f"  {change.title}"
+        if colour and change.action in _COLOURS:
+            head = f"\x1b[{_COLOURS[change.action]}m{head}\x1b[0m"
+        lines.append(head)
+        lines += [f"    {f.path}: {_show(f.old)} -> {_show(f.new)}" for f in change.fields]
+    for obj in plan.unmanaged:
+        lines.append(f"? {obj.kind} {obj.id} is not managed by obs: left alone")
+    lines.append(f"Plan: {summary(plan)}.")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(plan: Plan, *, against: str) -> str:
+    c = plan.count()
+    lines = [
+        f"### obs plan: `{plan.env}` against {against}",
+        "",
+        "| create | update | delete | unchanged | unmanaged |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {c[CREATE]} | {c[UPDATE]} | {c[DELETE]} | {c[UNCHANGED]} | {c['unmanaged']} |",
+        "",
+    ]
+    for change in plan.pending:
+        title = change.title.replace("|", "\\|")
+        lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}")
+        lines += [f"  - `{f.path}`: `{_show(f.old)}` → `{_show(f.new)}`" for f in change.fields]
+    return "\n".join(lines) + "\n"
+
+
+def as_json(plan: Plan, *, against: str) -> str:
+    doc = {
+        "env": plan.env,
+        "against": against,
+        "summary": plan.count(),
+        "changes": [_change_json(c) for c in plan.changes],
+        "unmanaged": [
+            {"kind": o.kind, "id": o.id, "title": str(o.body.get("name") or o.body.get("title") or "")}
+            for o in plan.unmanaged
+        ],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def _change_json(change: Change) -> dict[str, Any]:
+    return {
+        "action": change.action,
+        "kind": change.kind,
+        "key": change.key,
+        "id": change.id,
+        "title": change.title,
+        "queue": change.queue,
+        "fields": [_field_json(f) for f in change.fields],
+    }
+
+
+def _field_json(f: FieldChange) -> dict[str, Any]:
+    return {"path": f.path, "old": f.old, "new": f.new}
+
+
+def _show(value: Any) -> str:
+    shown = json.dumps(value, sort_keys=True) if not isinstance(value, str) else json.dumps(value)
+    return shown if len(shown) <= _MAX_VALUE else shown[: _MAX_VALUE - 3] + "..."
+
+
+RENDERERS = {"text": text, "markdown": markdown, "json": as_json}

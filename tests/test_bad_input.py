@@ -1,0 +1,57 @@
+"""Every kind of bad input gets one clear message naming the file, the place and the fix; exit 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sync.cli import main
+
+CASES = sorted((Path(__file__).parent / "fixtures" / "bad").iterdir())
+
+
+def _apply(case: Path, defs: Path) -> None:
+    """A case is one edit of the example: replace a snippet, or the whole file's text or bytes."""
+    edit = yaml.safe_load((case / "case.yaml").read_text())
+    target = defs / edit["file"]
+    if "bytes" in edit:
+        target.write_bytes(bytes.fromhex(edit["bytes"]))
+    elif "content" in edit:
+        target.write_text(edit["content"])
+    else:
+        text = target.read_text()
+        assert edit["find"] in text, f"{case.name}: the snippet to replace is no longer in {edit['file']}"
+        target.write_text(text.replace(edit["find"], edit["replace"], 1))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input_is_one_clear_error(case: Path, example_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _apply(case, example_copy)
+    code = main(["--definitions", str(example_copy), "validate"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert out == ""
+    assert err.startswith("error: ")
+    assert "Traceback" not in err
+    for expected in (case / "expected.txt").read_text().splitlines():
+        assert expected in err
+
+
+def test_there_are_at_least_fifteen_cases() -> None:
+    assert len(CASES) >= 15
+
+
+def test_unknown_environment_names_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plan", "--env", "prd", "--offline"])
+    assert code == 1
+    assert "unknown environment 'prd': use one of: dev, prod, staging" in capsys.readouterr().err
+
+
+def test_missing_definitions_folder_says_how_to_point_at_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["--definitions", str(tmp_path), "validate"])
+    assert code == 1
+    assert "no queues.yaml" in capsys.readouterr().err
