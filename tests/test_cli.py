@@ -1,0 +1,73 @@
+"""The command line as a user runs it: output, files, exit codes, where definitions come from."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sync.cli import main
+from tests.conftest import ROOT
+
+
+def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(ROOT), "validate"]) == 0
+    assert capsys.readouterr().out == (
+        "ok: 6 queues, 9 metrics, 3 environments "
+        "(dev: 32 monitors, 1 dashboard, prod: 48 monitors, 1 dashboard, staging: 48 monitors, 1 dashboard)\n"
+    )
+
+
+def test_definitions_from_environment_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OBS_DEFINITIONS", str(ROOT))
+    assert main(["validate"]) == 0
+
+
+def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> None:
+    stale = tmp_path / "monitors" / "prod.gone.age.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    assert main(["--definitions", str(ROOT), "render", "--env", "prod", "--out", str(tmp_path)]) == 0
+    assert not stale.exists()
+    body = json.loads((tmp_path / "monitors" / "prod.critical.age.json").read_text())
+    assert body["options"]["thresholds"]["critical"] == 30
+    assert len(list((tmp_path / "monitors").glob("*.json"))) == 48
+    assert [p.name for p in (tmp_path / "dashboards").iterdir()] == ["prod.oncall.json"]
+
+
+def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
+    assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("Plan: 33 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+
+
+def test_plan_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(ROOT), "plan", "--env", "staging", "--offline", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["create"] == 49
+    assert {c["action"] for c in doc["changes"]} == {"create"}
+
+
+def test_live_plan_without_offline_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(ROOT), "plan", "--env", "prod"]) == 1
+    assert "--offline" in capsys.readouterr().err
+
+
+def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
+    """The Quickstart's main job, through the installed entry point, with no credentials in the environment."""
+    obs = Path(sys.executable).with_name("obs")
+    result = subprocess.run(
+        [str(obs), "plan", "--env", "prod", "--offline"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("Plan: 49 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")

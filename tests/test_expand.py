@@ -1,0 +1,203 @@
+"""Expansion: which monitors exist (applicability), what they say (precedence), and that Datadog accepts them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sync import apimodel
+from sync.definitions import Definitions, load
+from sync.expand import expand, expand_all
+from sync.resources import DASHBOARD, MONITOR, Resource
+
+ENVS = ("dev", "prod", "staging")
+
+
+def _monitors(defs: Definitions, env: str) -> dict[str, Resource]:
+    return {r.key: r for r in expand(defs, env) if r.kind == MONITOR}
+
+
+def _metrics_of(monitors: dict[str, Resource], env: str, queue: str) -> set[str]:
+    return {key.split("/")[2] for key in monitors if key.startswith(f"{env}/{queue}/")}
+
+
+ALL = {"age", "backlog_minutes", "delivery_failures", "depth", "dlq", "in_flight", "retention_risk", "worker_cpu"}
+ALL |= {"worker_memory"}
+
+
+@pytest.mark.parametrize(
+    ("queue", "expected"),
+    [
+        ("critical", ALL),
+        ("high", ALL),
+        ("default", ALL),
+        # Long jobs: no age SLO; backlog is measured against workers instead.
+        ("low", ALL - {"age"}),
+        # Feature queues idle at zero workers: no depth or drain-time alerts, age in hours.
+        ("introduction", ALL - {"depth", "backlog_minutes"}),
+        # No feeding topic, so no delivery-failure monitor.
+        ("reindexing", ALL - {"depth", "backlog_minutes", "delivery_failures"}),
+    ],
+)
+def test_each_queue_gets_the_metrics_that_apply_to_it(example: Definitions, queue: str, expected: set[str]) -> None:
+    assert _metrics_of(_monitors(example, "prod"), "prod", queue) == expected
+
+
+def test_an_environment_can_disable_a_queue_and_a_metric(example: Definitions) -> None:
+    dev, prod = _monitors(example, "dev"), _monitors(example, "prod")
+    assert _metrics_of(dev, "dev", "reindexing") == set()
+    assert _metrics_of(prod, "prod", "reindexing")
+    assert not any(k.endswith(("/worker_cpu", "/worker_memory")) for k in dev)
+    assert "prod/high/worker_cpu" in prod
+
+
+def test_example_counts(example: Definitions) -> None:
+    counts = {
+        env: (sum(r.kind == MONITOR for r in rs), sum(r.kind == DASHBOARD for r in rs))
+        for env, rs in expand_all(example).items()
+    }
+    assert counts == {"dev": (32, 1), "prod": (48, 1), "staging": (48, 1)}
+
+
+def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) -> None:
+    monitor = _monitors(example, "prod")["prod/critical/delivery_failures/jobs-critical"]
+    assert "topicname:prod-jobs-critical" in monitor.body["query"]
+    assert "obs trace --env prod --topic prod-jobs-critical" in monitor.body["message"]
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_every_body_is_accepted_by_the_datadog_models(example: Definitions, env: str) -> None:
+    for resource in expand(example, env):
+        assert apimodel.problems(resource.kind, resource.body) == [], resource.key
+
+
+COMPARATOR = re.compile(r"(>=|<=|>|<)\s*(-?[0-9.]+)$")
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_monitors_alert_correctly(example: Definitions, env: str) -> None:
+    for key, monitor in _monitors(example, env).items():
+        body = monitor.body
+        options = body["options"]
+        thresholds = options["thresholds"]
+        match = COMPARATOR.search(body["query"])
+        assert match, key
+        comparator, value = match.group(1), float(match.group(2))
+        assert value == thresholds["critical"], f"{key}: query threshold differs from options"
+        if "warning" in thresholds:
+            below = thresholds["warning"] < thresholds["critical"]
+            assert below if comparator in (">", ">=") else not below, key
+        assert "\n" not in body["query"], key
+        assert body["type"] == "query alert"
+        assert options["evaluation_delay"] >= 900, f"{key}: CloudWatch metrics arrive late"
+        assert options["require_full_window"] is False
+        assert 1 <= body["priority"] <= 5
+        tags = body["tags"]
+        assert tags == sorted(tags) and all(t == t.lower() for t in tags), key
+        assert {"managed-by:obs", f"obs-key:{key}", f"env:{env}"} <= set(tags)
+        assert f"in {env}" in body["message"] and f"[{env}]" in body["name"]
+        assert "Runbook: https://" in body["message"]
+
+
+def test_no_data_pages_only_where_workers_always_poll(example: Definitions) -> None:
+    prod = _monitors(example, "prod")
+    assert prod["prod/critical/depth"].body["options"]["notify_no_data"] is True
+    assert prod["prod/critical/depth"].body["options"]["no_data_timeframe"] == 120
+    # Feature queues scale to zero, an empty DLQ stops reporting: silence there is normal.
+    assert prod["prod/introduction/age"].body["options"]["notify_no_data"] is False
+    assert prod["prod/critical/dlq"].body["options"]["notify_no_data"] is False
+    assert "no_data_timeframe" not in prod["prod/critical/dlq"].body["options"]
+
+
+def test_thresholds_follow_the_queue(example: Definitions) -> None:
+    prod = _monitors(example, "prod")
+    assert prod["prod/critical/age"].body["options"]["thresholds"] == {"critical": 30, "warning": 15}
+    assert prod["prod/high/age"].body["options"]["thresholds"] == {"critical": 120, "warning": 60}
+    assert prod["prod/introduction/age"].body["options"]["thresholds"] == {"critical": 14400, "warning": 7200}
+    assert prod["prod/reindexing/age"].body["options"]["thresholds"] == {"critical": 21600, "warning": 10800}
+    assert prod["prod/low/retention_risk"].body["options"]["thresholds"] == {"critical": 967680, "warning": 604800}
+    assert prod["prod/critical/in_flight"].body["options"]["thresholds"] == {"critical": 96000, "warning": 60000}
+
+
+def test_notification_by_severity_and_environment(example: Definitions) -> None:
+    prod = _monitors(example, "prod")["prod/critical/age"].body["message"]
+    assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in prod
+    assert "{{#is_warning}}@slack-jobs-alerts{{/is_warning}}" in prod
+    staging = _monitors(example, "staging")["staging/critical/age"].body["message"]
+    assert "@pagerduty" not in staging and "{{#is_alert}}@slack-jobs-staging{{/is_alert}}" in staging
+    dev = _monitors(example, "dev")["dev/critical/age"].body["message"]
+    assert "@" not in dev.replace("{{", "")
+
+
+# --- precedence: each layer overrides the ones below it -------------------------------------------------------
+
+LAYERS = (
+    ("monitors/worker_cpu.yaml", ()),
+    ("monitors/worker_cpu.yaml", ("by_class", "short")),
+    ("queues.yaml", ("queues", 1, "metrics", "worker_cpu")),
+    ("environments/staging.yaml", ("monitors",)),
+    ("environments/staging.yaml", ("metrics", "worker_cpu")),
+    ("environments/staging.yaml", ("queues", "high", "monitors")),
+    ("environments/staging.yaml", ("queues", "high", "metrics", "worker_cpu")),
+)
+
+
+def _set(root: Path, file: str, path: tuple[str | int, ...], key: str, value: Any) -> None:
+    data = yaml.safe_load((root / file).read_text())
+    node = data
+    for part in path:
+        node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
+    node[key] = value
+    (root / file).write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.mark.parametrize("top", range(len(LAYERS) + 1))
+def test_settings_precedence(example_copy: Path, top: int) -> None:
+    """Layers 1..top set evaluation_delay to 900 + their number; the highest set layer must win."""
+    for number, (file, path) in enumerate(LAYERS[:top], start=1):
+        _set(example_copy, file, path, "evaluation_delay", 900 + number)
+    defs = load(example_copy)
+    assert defs.queues[1].name == "high"
+    monitors = _monitors(defs, "staging")
+    assert monitors["staging/high/worker_cpu"].body["options"]["evaluation_delay"] == 900 + top
+    # Queue-specific layers (3, 6, 7) must not leak to another queue of the same class.
+    expected_other = 900 + max((n for n in range(1, top + 1) if n not in (3, 6, 7)), default=0)
+    assert monitors["staging/critical/worker_cpu"].body["options"]["evaluation_delay"] == expected_other
+    # Environment layers must not leak to another environment.
+    expected_prod = 900 + max((n for n in range(1, top + 1) if n <= 3), default=0)
+    assert _monitors(defs, "prod")["prod/high/worker_cpu"].body["options"]["evaluation_delay"] == expected_prod
+
+
+def test_null_removes_an_inherited_key(example_copy: Path) -> None:
+    _set(example_copy, "environments/prod.yaml", ("metrics", "worker_cpu"), "thresholds", {"warning": None})
+    monitor = _monitors(load(example_copy), "prod")["prod/high/worker_cpu"]
+    assert monitor.body["options"]["thresholds"] == {"critical": 90}
+
+
+def test_environment_overrides_queue_attributes(example: Definitions) -> None:
+    staging = _monitors(example, "staging")["staging/critical/depth"]
+    assert staging.body["options"]["notify_no_data"] is True
+    message = _monitors(example, "staging")["staging/low/depth"].body["message"]
+    assert "(1 to 5 tasks)" in message
+    assert "(1 to 4 tasks)" not in message
+    backlog = _monitors(example, "staging")["staging/critical/backlog_minutes"].body["message"]
+    assert "max_tasks is 4" in backlog
+    assert "max_tasks is 20" in _monitors(example, "prod")["prod/critical/backlog_minutes"].body["message"]
+
+
+def test_dashboard_has_queue_variable_and_marker(example: Definitions) -> None:
+    dashboard = next(r for r in expand(example, "prod") if r.kind == DASHBOARD)
+    body = dashboard.body
+    variables = {v["name"]: v for v in body["template_variables"]}
+    assert variables["queue"]["prefix"] == "queuename"
+    assert "prod-critical" in variables["queue"]["available_values"]
+    assert body["description"].splitlines()[-1] == "managed-by:obs obs-key:prod/oncall"
+    age = next(w for w in body["widgets"] if "Oldest" in w["definition"].get("title", ""))
+    assert {"label": "critical SLO", "value": "y = 30", "display_type": "error dashed"} in age["definition"]["markers"]
+    queries = [q["query"] for w in body["widgets"] for r in w["definition"].get("requests", []) for q in r["queries"]]
+    assert all("$" in q for q in queries), "every widget follows the template variables"
+    assert "https://runbooks.example.com/jobs/critical" in body["widgets"][0]["definition"]["content"]

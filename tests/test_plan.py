@@ -1,0 +1,101 @@
+"""The pure plan: matching by key, and diffs that ignore the server's known rewrites."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from sync.definitions import Definitions
+from sync.expand import expand
+from sync.plan import CREATE, DELETE, UNCHANGED, UPDATE, FieldChange, Live, diff, make_plan
+from sync.resources import MONITOR, Resource
+
+BODY: dict[str, Any] = {
+    "name": "[prod] critical: oldest message waiting too long",
+    "type": "query alert",
+    "query": "avg(last_10m):max:aws.sqs.approximate_age_of_oldest_message{queuename:prod-critical} > 30",
+    "message": "text",
+    "tags": ["env:prod", "managed-by:obs", "obs-key:prod/critical/age"],
+    "priority": 1,
+    "options": {"thresholds": {"critical": 30, "warning": 15}, "notify_no_data": False, "evaluation_delay": 900},
+}
+
+
+def _as_server_returns(body: dict[str, Any]) -> dict[str, Any]:
+    """What the real API answers for a create (see the recorded exchanges): ids, defaults, floats, aliases."""
+    live = copy.deepcopy(body)
+    live.update(id=123, org_id=1, created="2026-11-30T12:00:00Z", overall_state="No Data", restricted_roles=None)
+    live["type"] = "query alert"
+    live["message"] = body["message"] + "\n"
+    live["options"]["thresholds"] = {k: float(v) for k, v in body["options"]["thresholds"].items()}
+    live["options"].update(silenced={}, notify_audit=False, include_tags=True, new_host_delay=300)
+    live["tags"] = list(reversed(body["tags"]))
+    return live
+
+
+def test_server_rewrites_are_not_changes() -> None:
+    assert diff(BODY, _as_server_returns(BODY)) == ()
+
+
+@pytest.mark.parametrize(
+    ("sent", "returned"),
+    [
+        ({"type": "metric alert"}, {"type": "query alert"}),
+        ({"name": "x"}, {"name": "  x\n"}),
+        ({"priority": None}, {}),
+        ({"a": {"b": 2}}, {"a": {"b": 2.0}}),
+        ({"widgets": [{"definition": {"type": "note"}}]}, {"widgets": [{"id": 77, "definition": {"type": "note"}}]}),
+        (
+            {"widgets": [{"definition": {"type": "group", "widgets": [{"definition": {"type": "note"}}]}}]},
+            {
+                "widgets": [
+                    {"id": 1, "definition": {"type": "group", "widgets": [{"id": 2, "definition": {"type": "note"}}]}}
+                ]
+            },
+        ),
+    ],
+)
+def test_equivalent_forms(sent: dict[str, Any], returned: dict[str, Any]) -> None:
+    assert diff(sent, returned) == ()
+
+
+def test_changes_are_dotted_paths_old_to_new() -> None:
+    live = _as_server_returns(BODY)
+    live["options"]["thresholds"]["critical"] = 60.0
+    live["query"] = live["query"].replace("> 30", "> 60")
+    assert diff(BODY, live) == (
+        FieldChange("options.thresholds.critical", 60.0, 30),
+        FieldChange("query", live["query"], BODY["query"]),
+    )
+
+
+def test_a_removed_option_is_a_change() -> None:
+    live = _as_server_returns(BODY)
+    del live["options"]["evaluation_delay"]
+    assert diff(BODY, live) == (FieldChange("options.evaluation_delay", None, 900),)
+
+
+def test_a_tag_added_by_hand_is_drift() -> None:
+    live = _as_server_returns(BODY)
+    live["tags"].append("hand-made")
+    assert [c.path for c in diff(BODY, live)] == ["tags"]
+
+
+def test_plan_matches_by_key_and_leaves_unmanaged_alone(example: Definitions) -> None:
+    desired = [r for r in expand(example, "prod") if r.kind == MONITOR][:3]
+    same, changed, gone = desired
+    live = [
+        Live(MONITOR, "1", same.key, _as_server_returns(dict(same.body))),
+        Live(MONITOR, "2", changed.key, {**_as_server_returns(dict(changed.body)), "priority": 5}),
+        Live(MONITOR, "3", "prod/removed/age", {"name": "old"}),
+        Live(MONITOR, "4", None, {"name": same.body["name"]}),
+    ]
+    plan = make_plan("prod", [same, changed, Resource(gone.kind, gone.key, gone.body, "prod")], live)
+    actions = {c.key: c.action for c in plan.changes}
+    assert actions == {same.key: UNCHANGED, changed.key: UPDATE, gone.key: CREATE, "prod/removed/age": DELETE}
+    assert [o.id for o in plan.unmanaged] == ["4"]
+    assert plan.count() == {"create": 1, "update": 1, "delete": 1, "unchanged": 1, "unmanaged": 1}
+    update = next(c for c in plan.changes if c.action == UPDATE)
+    assert update.fields == (FieldChange("priority", 5, changed.body["priority"]),)
