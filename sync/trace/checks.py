@@ -51,9 +51,7 @@ def _check(cause: str, facts: QueueFacts, checked: str, outcome: str, detail: st
 def _judge_key(cause: str, facts: QueueFacts, topic_arn: str) -> Check:
     key = facts.key
     if key is None:
-        return _check(
-            cause, facts, "queue KMS key", CONTRADICTS, "the queue is not encrypted with a KMS key now"
-        )
+        return _check(cause, facts, "queue KMS key", CONTRADICTS, "the queue is not encrypted with a KMS key now")
     name = f"KMS key {key.key}"
     if key.unread:
         return _check(cause, facts, "queue KMS key", INCONCLUSIVE, f"{name}: {key.unread}")

@@ -57,9 +57,7 @@ def parse_publisher_line(message: str, publisher: Publisher) -> tuple[str, str] 
     return message_id, key
 
 
-def id_batches(
-    timed: Sequence[tuple[datetime, str]], limit: int = PATTERN_LIMIT
-) -> list[list[tuple[datetime, str]]]:
+def id_batches(timed: Sequence[tuple[datetime, str]], limit: int = PATTERN_LIMIT) -> list[list[tuple[datetime, str]]]:
     """Time-ordered message ids grouped so each OR pattern of quoted terms fits the pattern limit."""
     batches: list[list[tuple[datetime, str]]] = []
     size = 0
@@ -93,9 +91,7 @@ def lookup_published(
         for batch in id_batches(timed):
             start, end = batch[0][0] - _AROUND, batch[-1][0] + _AROUND
             pattern = or_pattern(ident for _, ident in batch)
-            events = filter_events(
-                clients, publisher.log_group, start, end, pattern=pattern, progress=progress
-            )
+            events = filter_events(clients, publisher.log_group, start, end, pattern=pattern, progress=progress)
             for message, millis in events:
                 parsed = parse_publisher_line(message, publisher)
                 if parsed is None or parsed[0] not in wanted or parsed[0] in found:

@@ -41,9 +41,7 @@ def parse_dlq_message(dlq: str, body: str, attributes: dict[str, str]) -> DlqMes
         doc = None
     if isinstance(doc, dict) and doc.get("Type") == "Notification" and isinstance(doc.get("MessageId"), str):
         sns_id = doc["MessageId"]
-        message = (
-            doc.get("Message", "") if isinstance(doc.get("Message"), str) else json.dumps(doc.get("Message"))
-        )
+        message = doc.get("Message", "") if isinstance(doc.get("Message"), str) else json.dumps(doc.get("Message"))
     return DlqMessage(
         dlq=dlq,
         sns_message_id=sns_id,

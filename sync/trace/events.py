@@ -84,9 +84,7 @@ def parse_time(value: object) -> datetime | None:
         return None
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     try:
-        stamp = datetime(
-            int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=UTC
-        )
+        stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=UTC)
     except ValueError:
         return None
     if fraction:

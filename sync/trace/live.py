@@ -81,9 +81,7 @@ def key_facts(clients: Clients, key: str) -> KeyFacts:
     try:
         policy = clients.kms.get_key_policy(KeyId=meta["KeyId"], PolicyName="default")["Policy"]
     except (ClientError, BotoCoreError) as exc:
-        return KeyFacts(
-            facts.key, facts.manager, facts.state, unread=f"kms:GetKeyPolicy failed ({_reason(exc)})"
-        )
+        return KeyFacts(facts.key, facts.manager, facts.state, unread=f"kms:GetKeyPolicy failed ({_reason(exc)})")
     return KeyFacts(facts.key, facts.manager, facts.state, policy=policy)
 
 
@@ -97,9 +95,7 @@ def subscriptions(clients: Clients, target: TraceTarget) -> dict[str, Subscripti
                 arn = sub.get("SubscriptionArn", "")
                 if sub.get("Protocol") != "sqs" or not arn.startswith("arn:"):
                     continue  # pending confirmations have no ARN
-                attributes = clients.sns.get_subscription_attributes(SubscriptionArn=arn).get(
-                    "Attributes", {}
-                )
+                attributes = clients.sns.get_subscription_attributes(SubscriptionArn=arn).get("Attributes", {})
                 endpoint = sub.get("Endpoint", "")
                 found[queue_name_of(endpoint)] = Subscription(
                     arn=arn,

@@ -66,12 +66,15 @@ def filter_events(
     end: datetime,
     *,
     pattern: str = "",
+    page_size: int | None = None,
     progress: Progress | None = None,
 ) -> Iterator[tuple[str, int | None]]:
     """Every (message, timestamp ms) in the group and range, paging to the very end."""
     request: dict[str, object] = {"logGroupName": group, "startTime": millis(start), "endTime": millis(end)}
     if pattern:
         request["filterPattern"] = pattern
+    if page_size:
+        request["limit"] = page_size
     seen_tokens: set[str] = set()
     pages = events = 0
     with aws_errors(f"read log group {group}", "logs:FilterLogEvents"):
@@ -96,12 +99,13 @@ def read_failures(
     target: TraceTarget,
     window: Window,
     queues: frozenset[str],
+    *,
+    page_size: int | None = None,
     progress: Progress | None = None,
 ) -> Collector:
     """Every failure in the topic's Failure group for the window, deduplicated per message and queue."""
     collector = Collector(window=window, topic_arn=target.topic_arn, queues=queues)
-    for message, stamp in filter_events(
-        clients, target.failure_log_group, window.start, window.read_end, progress=progress
-    ):
+    group, start, end = target.failure_log_group, window.start, window.read_end
+    for message, stamp in filter_events(clients, group, start, end, page_size=page_size, progress=progress):
         collector.add(message, stamp)
     return collector

@@ -105,14 +105,10 @@ def parse_instant(text: str, flag: str) -> datetime:
     return stamp
 
 
-def window_bounds(
-    since: str | None, start: str | None, end: str | None, now: datetime
-) -> tuple[datetime, datetime]:
+def window_bounds(since: str | None, start: str | None, end: str | None, now: datetime) -> tuple[datetime, datetime]:
     """The [start, end] asked for on the command line; the last hour by default."""
     if since and (start or end):
-        raise ObsError.of(
-            "--since cannot be combined with --start/--end", "use either --since or --start/--end"
-        )
+        raise ObsError.of("--since cannot be combined with --start/--end", "use either --since or --start/--end")
     if since:
         return now - parse_duration(since), now
     if end and not start:

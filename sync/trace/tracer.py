@@ -24,6 +24,7 @@ class Options:
     dlq_limit: int = 1000
     metrics: bool = True
     checks: bool = True
+    page_size: int | None = None  # FilterLogEvents limit; None lets AWS fill pages (10,000 events or 1 MB)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def trace(
     tally = Tally()
     failures: tuple[Failure, ...] = ()
     if ready.read:
-        collector = read_failures(clients, target, window, queues, progress)
+        collector = read_failures(clients, target, window, queues, page_size=options.page_size, progress=progress)
         failures, tally = collector.failures(), collector.tally
     if not ready.logging_on and not failures:
         raise logging_off(target)
@@ -152,9 +153,7 @@ def _peek(
     return parked
 
 
-def _loss_notes(
-    target: TraceTarget, failures: tuple[Failure, ...], subs: dict[str, Subscription]
-) -> list[str]:
+def _loss_notes(target: TraceTarget, failures: tuple[Failure, ...], subs: dict[str, Subscription]) -> list[str]:
     notes = []
     dlqs = _dlq_names(target, {f.queue for f in failures}, subs)
     for queue in sorted({f.queue for f in failures if not f.cause.retried}):
