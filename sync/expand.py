@@ -7,22 +7,10 @@ from typing import Any
 
 from . import tokens
 from .definitions import Definitions, Environment, Metric, Queue
-from .errors import ObsError
-from .naming import PlacedQueue, PlacedTopic, deep_merge, placed_queues
+from .naming import PlacedQueue, PlacedTopic, placed_queues
 from .references import QUERY_TAIL, features_needed
 from .resources import DASHBOARD, KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource, dashboard_marker, sort_key
-
-# Defaults under every metric: AWS metrics are crawled from CloudWatch 10-20 minutes late.
-BUILTIN: Mapping[str, Any] = {
-    "enabled": True,
-    "priority": 3,
-    "notify": {"alert": "none", "warning": "none", "no_data": "none"},
-    "notify_no_data": False,
-    "no_data_timeframe": 120,
-    "evaluation_delay": 900,
-    "renotify_interval": 0,
-    "require_full_window": False,
-}
+from .settings import Settings, settings_for
 
 # Below the critical threshold means healthy for > and >=; above it for < and <=.
 _RISING = (">", ">=")
@@ -32,31 +20,13 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     """Every monitor and dashboard the environment should have, sorted by kind then key."""
     env = defs.environment(env_name)
     placed = placed_queues(defs, env_name)
-    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(env, q, metric)]
+    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric)]
     dashboards = [_dashboard(env, placed, t.name, t.body) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     return tuple(sorted([*monitors, *dashboards], key=sort_key))
 
 
 def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
     return {env.name: expand(defs, env.name) for env in defs.environments}
-
-
-def settings_for(env: Environment, queue: Queue, metric: Metric) -> dict[str, Any]:
-    """Merge the settings layers, lowest first; the README's Definitions section documents the order."""
-    layers = (
-        BUILTIN,
-        metric.settings,
-        metric.by_class.get(queue.cls, {}),
-        queue.metrics.get(metric.name, {}),
-        env.monitors,
-        env.metrics.get(metric.name, {}),
-        env.queues.get(queue.name, {}).get("monitors", {}),
-        env.queues.get(queue.name, {}).get("metrics", {}).get(metric.name, {}),
-    )
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        merged = deep_merge(merged, layer)
-    return merged
 
 
 def applies(metric: Metric, queue: Queue) -> bool:
@@ -66,11 +36,11 @@ def applies(metric: Metric, queue: Queue) -> bool:
     return all(queue.has(feature) for feature in features_needed(metric, queue.cls))
 
 
-def _monitors(env: Environment, placed: PlacedQueue, metric: Metric) -> list[Resource]:
+def _monitors(defs: Definitions, env: Environment, placed: PlacedQueue, metric: Metric) -> list[Resource]:
     queue = placed.queue
     if not applies(metric, queue):
         return []
-    settings = settings_for(env, queue, metric)
+    settings = settings_for(defs, env, queue, metric)
     if not settings["enabled"]:
         return []
     base_key = f"{env.name}/{queue.name}/{metric.name}"
@@ -83,18 +53,18 @@ def _monitor(
     env: Environment,
     placed: PlacedQueue,
     metric: Metric,
-    settings: Mapping[str, Any],
+    settings: Settings,
     key: str,
     topic: PlacedTopic | None,
 ) -> Resource:
     queue = placed.queue
-    thresholds = _thresholds(settings, queue, key, metric)
+    thresholds = _thresholds(settings, queue, key)
     values = _token_values(env, placed, topic, thresholds)
-    query = _fill(settings["query"], values, key, "query")
+    query = _fill(settings, "query", values, key)
     comparator = QUERY_TAIL.search(settings["query"])
     assert comparator is not None  # checked when the definitions were loaded
-    _check_order(thresholds, comparator.group(1), key, metric)
-    title = _fill(metric.title, values, key, "title")
+    _check_order(settings, thresholds, comparator.group(1), key)
+    title = tokens.fill(metric.title, values).strip()
     options: dict[str, Any] = {
         "thresholds": thresholds,
         "evaluation_delay": settings["evaluation_delay"],
@@ -130,13 +100,13 @@ def _monitor(
     return Resource(kind=MONITOR, key=key, body=body, env=env.name, queue=queue.name)
 
 
-def _notify_no_data(settings: Mapping[str, Any], queue: Queue) -> bool:
+def _notify_no_data(settings: Settings, queue: Queue) -> bool:
     # An SQS queue nobody polls goes quiet after six idle hours, so silence is news only with workers always on.
     always_polled = queue.worker is not None and queue.worker.min_tasks > 0
     return bool(settings["notify_no_data"]) and always_polled
 
 
-def _thresholds(settings: Mapping[str, Any], queue: Queue, key: str, metric: Metric) -> dict[str, float | int]:
+def _thresholds(settings: Settings, queue: Queue, key: str) -> dict[str, float | int]:
     raw = settings["thresholds"]
     basis_name = settings.get("threshold_basis")
     scale: float = 1
@@ -148,10 +118,11 @@ def _thresholds(settings: Mapping[str, Any], queue: Queue, key: str, metric: Met
             "max_tasks": queue.worker.max_tasks if queue.worker else None,
         }[basis_name]
         if basis is None:
-            raise ObsError.of(
+            raise settings.error(
+                "threshold_basis",
+                key,
                 f"thresholds are relative to {basis_name}, which queue '{queue.name}' does not have",
-                f"set {basis_name} on the queue, or give monitors/{metric.name}.yaml absolute thresholds",
-                key=key,
+                f"set {basis_name} on the queue, or use absolute thresholds for it",
             )
         scale = basis
     return {name: _number(value * scale) for name, value in sorted(raw.items()) if value is not None}
@@ -162,7 +133,7 @@ def _number(value: float) -> float | int:
     return int(rounded) if float(rounded).is_integer() else rounded
 
 
-def _check_order(thresholds: Mapping[str, float | int], comparator: str, key: str, metric: Metric) -> None:
+def _check_order(settings: Settings, thresholds: Mapping[str, float | int], comparator: str, key: str) -> None:
     """Warning and recovery values must sit on the healthy side of what they qualify, as Datadog requires."""
     rising = comparator in _RISING
     pairs = (("warning", "critical"), ("critical_recovery", "critical"), ("warning_recovery", "warning"))
@@ -171,10 +142,11 @@ def _check_order(thresholds: Mapping[str, float | int], comparator: str, key: st
             a, b = thresholds[lower], thresholds[upper]
             if (a >= b) if rising else (a <= b):
                 side = "below" if rising else "above"
-                raise ObsError.of(
+                raise settings.error(
+                    "thresholds",
+                    key,
                     f"{lower} threshold {a} must be {side} {upper} {b} for a '{comparator}' query",
-                    f"fix the thresholds of metric '{metric.name}' (monitors/{metric.name}.yaml or its overrides)",
-                    key=key,
+                    "swap or correct the values",
                 )
 
 
@@ -213,28 +185,29 @@ def _token_values(
     return values
 
 
-def _fill(template: str, values: Mapping[str, object], key: str, field: str) -> str:
-    missing = [t for t in tokens.tokens_in(template) if t not in values]
+def _fill(settings: Settings, field: str, values: Mapping[str, object], key: str) -> str:
+    missing = [t for t in tokens.tokens_in(settings[field]) if t not in values]
     if missing:
-        raise ObsError.of(
-            f"the {field} uses [[{missing[0]}]], which this queue does not have",
-            "remove the token from the override, or add what it names to the queue",
-            key=key,
+        raise settings.error(
+            field,
+            key,
+            f"[[{missing[0]}]] names something queue '{values['queue']}' does not have",
+            "remove the token from this override, or add what it names to the queue",
         )
-    return tokens.fill(template, values).strip()
+    return tokens.fill(settings[field], values).strip()
 
 
 def _message(
     env: Environment,
     placed: PlacedQueue,
-    settings: Mapping[str, Any],
+    settings: Settings,
     values: Mapping[str, object],
     key: str,
     no_data: bool,
 ) -> str:
     queue = placed.queue
     lines = [
-        _fill(settings["message"], values, key, "message"),
+        _fill(settings, "message", values, key),
         "",
         f"Queue `{queue.name}` ({queue.cls}) in {env.name}, owned by {queue.owner}.",
         f"Runbook: {queue.runbook}",

@@ -1,0 +1,76 @@
+"""Monitor settings merged from their layers, remembering which file set each key (for error messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .definitions import Definitions, Environment, Metric, Queue
+from .errors import ObsError
+from .naming import deep_merge
+from .source import KeyPath, Source
+
+# Defaults under every metric: AWS metrics are crawled from CloudWatch 10-20 minutes late.
+BUILTIN: Mapping[str, Any] = {
+    "enabled": True,
+    "priority": 3,
+    "notify": {"alert": "none", "warning": "none", "no_data": "none"},
+    "notify_no_data": False,
+    "no_data_timeframe": 120,
+    "evaluation_delay": 900,
+    "renotify_interval": 0,
+    "require_full_window": False,
+}
+
+
+@dataclass(frozen=True)
+class Layer:
+    values: Mapping[str, Any]
+    source: Source | None = None
+    at: KeyPath = ()
+
+
+@dataclass(frozen=True)
+class Settings:
+    values: Mapping[str, Any]
+    origin: Mapping[str, Layer]  # top-level key -> the last layer that set it
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+    def error(self, name: str, resource: str, what: str, fix: str) -> ObsError:
+        """An error about setting `name` of `resource`, placed at the file and line that last set it."""
+        layer = self.origin.get(name)
+        if layer is None or layer.source is None:
+            return ObsError.of(f"{resource}: {what}", fix)
+        return layer.source.error((*layer.at, name), f"{resource}: {what}", fix)
+
+
+def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) -> tuple[Layer, ...]:
+    """The layers lowest first; the README's Precedence section documents this order."""
+    index = next(i for i, q in enumerate(defs.queues) if q.name == queue.name)
+    env_queue = env.queues.get(queue.name, {})
+    src = env.source
+    return (
+        Layer(BUILTIN),
+        Layer(metric.settings, metric.source, ()),
+        Layer(metric.by_class.get(queue.cls, {}), metric.source, ("by_class", queue.cls)),
+        Layer(queue.metrics.get(metric.name, {}), defs.inventory, ("queues", index, "metrics", metric.name)),
+        Layer(env.monitors, src, ("monitors",)),
+        Layer(env.metrics.get(metric.name, {}), src, ("metrics", metric.name)),
+        Layer(env_queue.get("monitors", {}), src, ("queues", queue.name, "monitors")),
+        Layer(env_queue.get("metrics", {}).get(metric.name, {}), src, ("queues", queue.name, "metrics", metric.name)),
+    )
+
+
+def settings_for(defs: Definitions, env: Environment, queue: Queue, metric: Metric) -> Settings:
+    merged: dict[str, Any] = {}
+    origin: dict[str, Layer] = {}
+    for layer in layers(defs, env, queue, metric):
+        merged = deep_merge(merged, layer.values)
+        origin.update((name, layer) for name in layer.values)
+    return Settings(merged, origin)
