@@ -124,6 +124,8 @@ CAUSES: dict[str, Cause] = {
     )
 }
 
+RANK = {key: index for index, key in enumerate(CAUSES)}  # report order: the usual suspects first
+
 _TOO_MANY_ATTRIBUTES = re.compile(r"number of message attributes.*exceeds", re.IGNORECASE)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from .causes import Cause, classify
+from .causes import RANK, Cause, classify
 from .events import Delivery, parse_event
 
 
@@ -52,10 +52,10 @@ class Failure:
     unrecoverable: bool
 
     @property
-    def sort_key(self) -> tuple[str, str, str, str]:
+    def sort_key(self) -> tuple[int, str, str, str]:
         moment = self.published or self.logged
         stamp = moment.isoformat() if moment else ""
-        return (self.cause.key, self.queue, stamp, self.message_id)
+        return (RANK[self.cause.key], self.queue, stamp, self.message_id)
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
@@ -123,8 +124,9 @@ def render_table(result: TraceResult) -> str:
         lines.append(f"only deliveries to: {', '.join(sorted(result.queues))}")
     skipped = tally.outside_window + tally.other_queue + tally.other_topic
     lines.append(
-        f"read {tally.events} log events: {tally.failed_events} failure events ({skipped} outside the "
-        f"window or filters), {tally.successes} successes, {tally.noise} not delivery-status events"
+        f"read {_count(tally.events, 'log event')}: {_count(tally.failed_events, 'failure event')} "
+        f"({skipped} outside the window or filters), {_count(tally.successes, 'success', 'es')}, "
+        f"{tally.noise} not delivery-status"
     )
     if result.metrics is not None:
         points = ", ".join(f"{iso(t)[11:16]} {v:g}" for t, v in result.metrics.failed) or "none"
@@ -134,8 +136,12 @@ def render_table(result: TraceResult) -> str:
         )
     if not result.findings:
         lines += ["", "No failed deliveries in this window."]
+    else:
+        counts = Counter(f.failure.cause.title for f in result.findings)
+        by_cause = ", ".join(f"{n} {title.lower()}" for title, n in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
+        lines += ["", f"{_count(len(result.findings), 'failed message')}: {by_cause}"]
     for cause, queue, arn, items in _groups(result):
-        lines += ["", f"== {cause.title}: {len(items)} message{'s' if len(items) != 1 else ''} to {queue} =="]
+        lines += ["", f"== {cause.title}: {_count(len(items), 'message')} to {queue} =="]
         lines.append(f"cause:   {cause.explain}")
         lines.append(f"fix:     {fix_text(cause, arn, target.topic_arn)}")
         checks = _checks_for(result.checks, cause.key, queue)
@@ -146,9 +152,12 @@ def render_table(result: TraceResult) -> str:
         lines += _rows(items, show_raw=cause.key == "unknown")
     if result.notes:
         lines += ["", "notes:"] + [f"- {note}" for note in result.notes]
-    total = len(result.findings)
-    lines += ["", f"{total} failed message{'s' if total != 1 else ''}"]
+    lines += ["", _count(len(result.findings), "failed message")]
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, noun: str, plural: str = "s") -> str:
+    return f"{n} {noun}{'' if n == 1 else plural}"
 
 
 def _rows(items: list[Finding], show_raw: bool) -> list[str]:
