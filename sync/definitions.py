@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,11 @@ class Definitions:
     environments: tuple[Environment, ...]
     dashboards: tuple[DashboardTemplate, ...]
     inventory: Source = field(repr=False, compare=False)
+
+    @cached_property
+    def queue_index(self) -> Mapping[str, int]:
+        """Where each queue sits in the inventory (for error messages that point into queues.yaml)."""
+        return {queue.name: index for index, queue in enumerate(self.queues)}
 
     def environment(self, name: str) -> Environment:
         for env in self.environments:

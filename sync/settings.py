@@ -52,7 +52,7 @@ class Settings:
 
 def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) -> tuple[Layer, ...]:
     """The layers lowest first; the README's Precedence section documents this order."""
-    index = next(i for i, q in enumerate(defs.queues) if q.name == queue.name)
+    index = defs.queue_index[queue.name]
     env_queue = env.queues.get(queue.name, {})
     src = env.source
     return (
