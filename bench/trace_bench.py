@@ -131,9 +131,8 @@ def main() -> int:
     if options.show:
         print(report)
     print(f"seeded {options.events} failure events in {seeded:.1f} s", file=sys.stderr)
-    print(
-        f"traced {len(result.findings)} failed messages from {result.tally.events} events in {took:.2f} s (median of {len(times)})"
-    )
+    found, events = len(result.findings), result.tally.events
+    print(f"traced {found} failed messages from {events} events in {took:.2f} s (median of {len(times)})")
     return 0 if len(result.findings) == options.events else 1
 
 
