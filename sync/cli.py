@@ -19,6 +19,7 @@ from .trace import cli as trace_cli
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
+_MAX_SHOWN = 20
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     plan = commands.add_parser("plan", help="show what a sync would change")
     plan.add_argument("--env", required=True)
     plan.add_argument("--offline", action="store_true", help="plan against an empty org, without credentials")
-    plan.add_argument("--format", choices=sorted(report.RENDERERS), default="text")
+    plan.add_argument("--format", choices=report.FORMATS, default="text")
     plan.add_argument("--detailed-exitcode", action="store_true", help="exit 2 when changes are pending (0 when none)")
     plan.set_defaults(handler=_plan)
 
@@ -108,12 +109,8 @@ def _plan(args: argparse.Namespace) -> int:
     desired = expand(_load(args), args.env)
     _check_bodies(desired)
     plan = make_plan(args.env, desired, live=())
-    against = "an empty org (offline)"
-    if args.format == "text":
-        out = report.text(plan, against=against, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    else:
-        out = report.RENDERERS[args.format](plan, against=against)
-    sys.stdout.write(out)
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    sys.stdout.write(report.render(plan, args.format, against="an empty org (offline)", colour=colour))
     return EXIT_CHANGES if args.detailed_exitcode and plan.pending else EXIT_OK
 
 
@@ -121,8 +118,9 @@ def _check_bodies(resources: Sequence[Resource]) -> None:
     """Every body must be one the Datadog API accepts; a template typo is caught here, not in prod."""
     found = [f"{r.kind} {r.key}: {p}" for r in resources for p in apimodel.problems(r.kind, r.body)]
     if found:
+        shown = found[:_MAX_SHOWN] + ([f"... and {len(found) - _MAX_SHOWN} more"] if len(found) > _MAX_SHOWN else [])
         raise ObsError.of(
-            "the Datadog API would reject these bodies:\n  " + "\n  ".join(found),
+            "the Datadog API would reject these bodies:\n  " + "\n  ".join(shown),
             "fix the template they come from (monitors/ or dashboards/)",
         )
 

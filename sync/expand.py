@@ -12,6 +12,15 @@ from .references import QUERY_TAIL, features_needed
 from .resources import DASHBOARD, KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource, dashboard_marker, sort_key
 from .settings import Settings, settings_for
 
+# Severity -> Datadog message condition; recoveries go to whoever heard the alert, so pagers resolve.
+_ROUTES = (
+    ("alert", "is_alert"),
+    ("alert", "is_alert_recovery"),
+    ("warning", "is_warning"),
+    ("warning", "is_warning_recovery"),
+    ("no_data", "is_no_data"),
+)
+
 # Below the critical threshold means healthy for > and >=; above it for < and <=.
 _RISING = (">", ">=")
 
@@ -173,12 +182,11 @@ def _token_values(
     if queue.dlq and placed.dlq_sqs_name:
         values.update(dlq_name=placed.dlq_sqs_name, max_receive_count=queue.dlq.max_receive_count)
     if queue.worker:
-        w = queue.worker
         values.update(
-            cluster=env.name_of("cluster", w.cluster),
-            service=env.name_of("service", w.service),
-            min_tasks=w.min_tasks,
-            max_tasks=w.max_tasks,
+            cluster=placed.cluster,
+            service=placed.service,
+            min_tasks=queue.worker.min_tasks,
+            max_tasks=queue.worker.max_tasks,
         )
     if topic:
         values.update(topic=topic.name, topic_name=topic.sns_name)
@@ -213,12 +221,8 @@ def _message(
         f"Runbook: {queue.runbook}",
     ]
     notify = settings["notify"]
-    routes = [("alert", "is_alert"), ("alert", "is_alert_recovery"), ("warning", "is_warning")]
-    routes.append(("warning", "is_warning_recovery"))
-    if no_data:
-        routes.append(("no_data", "is_no_data"))
     handles = []
-    for severity, condition in routes:
+    for severity, condition in _ROUTES if no_data else _ROUTES[:-1]:
         audience = notify.get(severity, "none")
         who = " ".join(env.notify.get(audience, ())) if audience != "none" else ""
         if who:
@@ -243,7 +247,6 @@ def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict
     def names(of: list[str]) -> list[str]:
         return sorted(set(of))
 
-    services = [env.name_of("service", q.queue.worker.service) for q in placed if q.queue.worker]
     markers = [
         {"label": f"{q.name} SLO", "value": f"y = {q.queue.slo_seconds}", "display_type": "error dashed"}
         for q in placed
@@ -257,7 +260,7 @@ def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict
         "site": env.site,
         "queue_names": names([q.sqs_name for q in placed]),
         "dlq_names": names([q.dlq_sqs_name for q in placed if q.dlq_sqs_name]),
-        "service_names": names(services),
+        "service_names": names([q.service for q in placed if q.service]),
         "topic_names": names([t.sns_name for q in placed for t in q.topics]),
         "slo_markers": markers,
         "runbooks": runbooks,

@@ -30,6 +30,8 @@ class PlacedQueue:
     sqs_name: str
     sqs_arn: str
     dlq_sqs_name: str | None
+    cluster: str | None  # the worker's ECS cluster and service names, when the queue has a worker
+    service: str | None
     topics: tuple[PlacedTopic, ...]
     publisher_log: PublisherLog | None
     queue: Queue
@@ -87,6 +89,8 @@ def place(env: Environment, queue: Queue) -> PlacedQueue:
         sqs_name=sqs_name,
         sqs_arn=f"arn:aws:sqs:{env.region}:{env.account_id}:{sqs_name}",
         dlq_sqs_name=physical("queue", queue.dlq.name) if queue.dlq else None,
+        cluster=env.name_of("cluster", queue.worker.cluster) if queue.worker else None,
+        service=env.name_of("service", queue.worker.service) if queue.worker else None,
         topics=topics,
         publisher_log=log,
         queue=queue,

@@ -91,4 +91,10 @@ def _show(value: Any) -> str:
     return shown if len(shown) <= _MAX_VALUE else shown[: _MAX_VALUE - 3] + "..."
 
 
-RENDERERS = {"text": text, "markdown": markdown, "json": as_json}
+FORMATS = ("text", "json", "markdown")
+
+
+def render(plan: Plan, fmt: str, *, against: str, colour: bool = False) -> str:
+    if fmt == "text":
+        return text(plan, against=against, colour=colour)
+    return {"json": as_json, "markdown": markdown}[fmt](plan, against=against)
