@@ -166,11 +166,15 @@ def _read(root: Path, relative: str, kind: str) -> Source:
 
 
 def _folder(root: Path, folder: str, kind: str) -> list[Source]:
-    files = sorted((root / folder).glob("*.yaml")) + sorted((root / folder).glob("*.yml"))
+    files = (
+        sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
+        if (root / folder).is_dir()
+        else []
+    )
     if not files:
         raise ObsError.of(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml")
     sources = []
-    for path in sorted(files):
+    for path in files:
         relative = f"{folder}/{path.name}"
         source = _read(root, relative, kind)
         if source.data["name"] != path.stem:
@@ -191,16 +195,11 @@ def _queues(inventory: Source, classes: Mapping[str, str]) -> tuple[Queue, ...]:
         if name in seen:
             raise inventory.error(
                 ("queues", index, "name"),
-                f"queue '{name}' is declared twice (also item {seen[name]})",
+                f"queue '{name}' is declared twice (first on line {inventory.line_of(('queues', seen[name]))})",
                 "give each queue a unique name",
             )
         seen[name] = index
-        if raw["class"] not in classes:
-            raise inventory.error(
-                ("queues", index, "class"),
-                f"unknown class '{raw['class']}'",
-                f"use one of the classes declared at the top: {', '.join(classes)}",
-            )
+        _check_class(inventory, ("queues", index, "class"), raw["class"], classes)
         out.append(queue_from(raw, inventory, ("queues", index)))
     return tuple(out)
 
@@ -243,6 +242,11 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
     )
 
 
+def _check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: Mapping[str, str]) -> None:
+    if cls not in classes:
+        raise source.error(at, f"unknown class '{cls}'", references.suggest(cls, list(classes), "queues.yaml classes"))
+
+
 _METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema"}
 
 
@@ -250,15 +254,9 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
     data = source.data
     applies = data.get("applies_to", {})
     for index, cls in enumerate(applies.get("classes", ())):
-        if cls not in classes:
-            raise source.error(
-                ("applies_to", "classes", index),
-                f"unknown class '{cls}'",
-                f"use one of: {', '.join(classes)}",
-            )
+        _check_class(source, ("applies_to", "classes", index), cls, classes)
     for cls in data.get("by_class", {}):
-        if cls not in classes:
-            raise source.error(("by_class", cls), f"unknown class '{cls}'", f"use one of: {', '.join(classes)}")
+        _check_class(source, ("by_class", cls), cls, classes)
     classes_listed = applies.get("classes")
     return Metric(
         name=data["name"],
