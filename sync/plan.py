@@ -111,6 +111,8 @@ def diff(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldChan
 def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
     if isinstance(want, Mapping) and isinstance(have, Mapping):
         for key in sorted(want):
+            if key == "id":
+                continue  # ids are the server's, at any depth (a dashboard's, its widgets')
             sub = f"{path}.{key}" if path else str(key)
             _diff(want[key], have.get(key, _ABSENT), sub, found)
         return
@@ -124,8 +126,10 @@ def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
 
 def _normal(value: Any, path: str) -> Any:
     """The comparable form of a leaf: the server's rewrites undone."""
-    if value is _ABSENT or value is None:
-        return None  # null and absent mean the same to the API
+    if value is _ABSENT or value is None or value == {}:
+        return None  # null, absent and an empty mapping (the server drops `thresholds: {}`) mean the same
+    if path == "priority" and value == 0:
+        return None  # the server stores priority 0 as null
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float):
