@@ -8,6 +8,9 @@ from . import causes
 from .live import QueueFacts
 from .policy import key_policy_allows, queue_policy_allows
 
+CHECKABLE = frozenset(
+    {causes.QUEUE_POLICY, causes.QUEUE_DELETED, causes.KMS_ACCESS, causes.KMS_DISABLED, causes.KMS_NOT_FOUND}
+)
 CONFIRMS = "confirms"
 CONTRADICTS = "contradicts"
 INCONCLUSIVE = "inconclusive"

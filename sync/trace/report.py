@@ -9,7 +9,7 @@ from itertools import groupby
 from typing import Any
 
 from .causes import Cause
-from .checks import Check
+from .checks import CHECKABLE, Check
 from .target import iso
 from .tracer import Finding, TraceResult
 
@@ -138,7 +138,7 @@ def render_table(result: TraceResult) -> str:
         lines += ["", "No failed deliveries in this window."]
     else:
         counts = Counter(f.failure.cause.title for f in result.findings)
-        by_cause = ", ".join(f"{n} {title.lower()}" for title, n in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
+        by_cause = ", ".join(f"{title} {n}" for title, n in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
         lines += ["", f"{_count(len(result.findings), 'failed message')}: {by_cause}"]
     for cause, queue, arn, items in _groups(result):
         lines += ["", f"== {cause.title}: {_count(len(items), 'message')} to {queue} =="]
@@ -148,7 +148,8 @@ def render_table(result: TraceResult) -> str:
         for check in checks:
             lines.append(f"checked: {check.checked}: {check.outcome}: {check.detail}")
         if not checks:
-            lines.append("checked: nothing live can confirm this cause")
+            unchecked = "not checked" if cause.key in CHECKABLE else "nothing: no live setting shows this cause"
+            lines.append(f"checked: {unchecked}")
         lines += _rows(items, show_raw=cause.key == "unknown")
     if result.notes:
         lines += ["", "notes:"] + [f"- {note}" for note in result.notes]
