@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import apimodel, report
+from . import apimodel, report, schema
 from .definitions import Definitions, load
 from .errors import ObsError
 from .expand import expand, expand_all
@@ -41,7 +41,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="obs", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="obs",
+        description="Datadog monitors and dashboards for SNS -> SQS -> ECS job queues, as code.",
+        epilog="Exit codes: 0 ok or no changes, 1 error, 2 changes pending (with --detailed-exitcode).",
+    )
     parser.add_argument(
         "--definitions",
         type=Path,
@@ -56,16 +60,20 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_validate)
 
     render = commands.add_parser("render", help="write each resource's exact API request body as JSON")
-    render.add_argument("--env", required=True)
-    render.add_argument("--out", required=True, type=Path, metavar="DIR")
+    render.add_argument("--env", required=True, help="the environment to render")
+    render.add_argument("--out", required=True, type=Path, metavar="DIR", help="writes DIR/monitors and DIR/dashboards")
     render.set_defaults(handler=_render)
 
     plan = commands.add_parser("plan", help="show what a sync would change")
-    plan.add_argument("--env", required=True)
+    plan.add_argument("--env", required=True, help="the environment to plan")
     plan.add_argument("--offline", action="store_true", help="plan against an empty org, without credentials")
     plan.add_argument("--format", choices=report.FORMATS, default="text")
     plan.add_argument("--detailed-exitcode", action="store_true", help="exit 2 when changes are pending (0 when none)")
     plan.set_defaults(handler=_plan)
+
+    schemas = commands.add_parser("schemas", help="write the JSON Schemas of the definition files, for editors")
+    schemas.add_argument("--out", required=True, type=Path, metavar="DIR")
+    schemas.set_defaults(handler=_schemas)
 
     trace_cli.register(commands)
     return parser
@@ -98,6 +106,15 @@ def _render(args: argparse.Namespace) -> int:
     for path, resource in sorted(files.items()):
         path.write_text(json.dumps(resource.body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     print(f"wrote {_count(resources)} to {args.out}")
+    return EXIT_OK
+
+
+def _schemas(args: argparse.Namespace) -> int:
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, text in schema.files().items():
+        (args.out / name).write_text(text)
+    print(f"wrote {len(schema.files())} schemas to {args.out}; point editors at them with a first line like")
+    print(f"# yaml-language-server: $schema={args.out}/metric.schema.json")
     return EXIT_OK
 
 

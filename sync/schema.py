@@ -20,9 +20,15 @@ _MAX_PROBLEMS = 10
 
 
 @cache
-def _schemas() -> dict[str, dict[str, Any]]:
+def files() -> dict[str, str]:
+    """The shipped schema files by name, as text."""
     folder = resources.files("sync") / "schemas"
-    return {kind: json.loads((folder / f"{kind}.schema.json").read_text()) for kind in KINDS}
+    return {f"{kind}.schema.json": (folder / f"{kind}.schema.json").read_text() for kind in KINDS}
+
+
+@cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    return {name.removesuffix(".schema.json"): json.loads(text) for name, text in files().items()}
 
 
 @cache

@@ -6,8 +6,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
+import referencing
+import yaml
 
 from sync.cli import main
 from tests.conftest import ROOT
@@ -71,3 +75,21 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.endswith("Plan: 49 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+
+
+def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:
+    assert main(["schemas", "--out", str(tmp_path)]) == 0
+    schemas = {p.name: json.loads(p.read_text()) for p in tmp_path.glob("*.schema.json")}
+    assert set(schemas) == {f"{k}.schema.json" for k in ("queues", "environment", "metric", "dashboard", "settings")}
+    registry: referencing.Registry[Any] = referencing.Registry().with_resources(
+        (name, referencing.Resource.from_contents(s)) for name, s in schemas.items()
+    )
+    for kind, file in [
+        ("metric", "monitors/age.yaml"),
+        ("environment", "environments/prod.yaml"),
+        ("queues", "queues.yaml"),
+    ]:
+        first_line = (ROOT / file).read_text().splitlines()[0]
+        assert first_line.endswith(f"{kind}.schema.json"), "each example file names its schema for editors"
+        validator = jsonschema.Draft202012Validator(schemas[f"{kind}.schema.json"], registry=registry)
+        validator.validate(yaml.safe_load((ROOT / file).read_text()))
