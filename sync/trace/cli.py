@@ -45,6 +45,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     parser.add_argument("--dlq-limit", type=int, default=1000, help="most DLQ messages to peek at")
     parser.add_argument("--slack", default="5m", help="extra read time for log delivery lag")
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "filter", "insights"),
+        default="auto",
+        help="how to read the log: FilterLogEvents, Logs Insights, or auto (Insights beyond 6 h)",
+    )
     parser.add_argument("--no-metrics", action="store_true", help="skip the per-minute metric summary")
     parser.add_argument("--endpoint-url", help="AWS endpoint override (default: AWS_ENDPOINT_URL, else AWS)")
     parser.set_defaults(handler=run)
@@ -70,7 +76,7 @@ def execute(
     if args.dlq_limit < 1:
         raise ObsError.of(f"--dlq-limit {args.dlq_limit} is below 1", "give a positive number of messages")
     queues = resolve_queues(target, args.queue)
-    options = Options(peek_dlq=args.peek_dlq, dlq_limit=args.dlq_limit, metrics=not args.no_metrics)
+    options = Options(peek_dlq=args.peek_dlq, dlq_limit=args.dlq_limit, metrics=not args.no_metrics, engine=args.engine)
     clients = connector(target.region, args.endpoint_url)
     result = trace(clients, target, window, queues=queues, options=options, progress=_progress(err))
     out.write(render_json(result) + "\n" if args.format == "json" else render_table(result))

@@ -14,6 +14,7 @@ from .failures import Collector, Window
 from .target import TraceTarget
 
 Progress = Callable[[str], None]
+EventSource = Callable[[Clients, str, datetime, datetime], Iterator[tuple[str, int | None]]]
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,11 @@ def read_failures(
     window: Window,
     queues: frozenset[str],
     *,
-    page_size: int | None = None,
-    progress: Progress | None = None,
+    source: EventSource | None = None,
 ) -> Collector:
     """Every failure in the topic's Failure group for the window, deduplicated per message and queue."""
     collector = Collector(window=window, topic_arn=target.topic_arn, queues=queues)
-    group, start, end = target.failure_log_group, window.start, window.read_end
-    for message, stamp in filter_events(clients, group, start, end, page_size=page_size, progress=progress):
+    read = source or filter_events
+    for message, stamp in read(clients, target.failure_log_group, window.start, window.read_end):
         collector.add(message, stamp)
     return collector

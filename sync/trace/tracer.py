@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from ..errors import ObsError
 from .aws import Clients
@@ -10,12 +12,15 @@ from .checks import Check, judge
 from .correlate import Published, lookup_published
 from .dlq import DlqMessage, peek
 from .events import queue_name_of
-from .failures import Failure, Tally, Window
+from .failures import Collector, Failure, Tally, Window
+from .insights import insights_events
 from .live import Subscription, queue_facts, subscriptions
-from .logs import LoggingStatus, Progress, logging_status, read_failures
+from .logs import LoggingStatus, Progress, filter_events, logging_status, read_failures
 from .metrics import MetricSummary, failure_metrics
 from .preflight import logging_off, preflight
 from .target import TraceTarget
+
+INSIGHTS_AFTER = timedelta(hours=6)  # shorter windows page through FilterLogEvents quickly enough
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,7 @@ class Options:
     metrics: bool = True
     checks: bool = True
     page_size: int | None = None  # FilterLogEvents limit; None lets AWS fill pages (10,000 events or 1 MB)
+    engine: str = "auto"  # filter, insights, or auto: Insights for windows longer than INSIGHTS_AFTER
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ def trace(
     tally = Tally()
     failures: tuple[Failure, ...] = ()
     if ready.read:
-        collector = read_failures(clients, target, window, queues, page_size=options.page_size, progress=progress)
+        collector = read_window(clients, target, window, queues, options, notes, progress)
         failures, tally = collector.failures(), collector.tally
     if not ready.logging_on and not failures:
         raise logging_off(target)
@@ -98,6 +104,40 @@ def trace(
         subscriptions=tuple(sorted(subs.values(), key=lambda s: s.queue_arn)),
         notes=tuple(notes),
     )
+
+
+def engine_for(choice: str, window: Window) -> str:
+    if choice != "auto":
+        return choice
+    return "insights" if window.read_end - window.start > INSIGHTS_AFTER else "filter"
+
+
+def read_window(
+    clients: Clients,
+    target: TraceTarget,
+    window: Window,
+    queues: frozenset[str],
+    options: Options,
+    notes: list[str],
+    progress: Progress | None,
+) -> Collector:
+    """The window's failures, by the engine asked for; auto falls back to FilterLogEvents if Insights fails."""
+
+    def filtered(c: Clients, group: str, start: datetime, end: datetime) -> Iterator[tuple[str, int | None]]:
+        return filter_events(c, group, start, end, page_size=options.page_size, progress=progress)
+
+    def queried(c: Clients, group: str, start: datetime, end: datetime) -> Iterator[tuple[str, int | None]]:
+        return insights_events(c, group, start, end, progress=progress)
+
+    if engine_for(options.engine, window) == "filter":
+        return read_failures(clients, target, window, queues, source=filtered)
+    try:
+        return read_failures(clients, target, window, queues, source=queried)
+    except ObsError as exc:
+        if options.engine == "insights":
+            raise
+        notes.append(f"Logs Insights unavailable, read with FilterLogEvents instead: {exc}")
+        return read_failures(clients, target, window, queues, source=filtered)
 
 
 def _subscriptions(clients: Clients, target: TraceTarget, notes: list[str]) -> dict[str, Subscription]:

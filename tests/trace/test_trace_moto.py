@@ -7,6 +7,7 @@ import io
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -215,9 +216,8 @@ def test_reads_every_page_of_a_long_window(world: World) -> None:
             ],
         )
     pages: list[str] = []
-    collector = read_failures(
-        world.clients(), TraceTarget(topic), Window(ago(60), NOW), frozenset(), page_size=7, progress=pages.append
-    )
+    source = partial(filter_events, page_size=7, progress=pages.append)
+    collector = read_failures(world.clients(), TraceTarget(topic), Window(ago(60), NOW), frozenset(), source=source)
 
     assert sorted(f.message_id for f in collector.failures()) == ids
     assert len(pages) >= 60 // 7

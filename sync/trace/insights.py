@@ -1,0 +1,113 @@
+"""Read a log group through Logs Insights: faster on large windows, same events as FilterLogEvents."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+
+from ..errors import ObsError
+from .aws import Clients, aws_errors
+from .events import parse_time
+from .logs import Progress, filter_events
+
+ROW_LIMIT = 10_000  # rows one query returns on every API version
+QUERY = "fields @timestamp, @message, @ptr | sort @timestamp asc | limit {limit}"
+_DONE = "Complete"
+_WAITING = {"Scheduled", "Running", "Unknown"}
+MAX_WAIT_S = 900.0
+
+
+def query_string(limit: int = ROW_LIMIT) -> str:
+    # no server-side filter: the Failure group holds only failures, and the Python fold judges every event
+    return QUERY.format(limit=limit)
+
+
+def row_event(row: list[dict[str, str]]) -> tuple[str, int | None, str]:
+    """(message, timestamp ms, pointer) from one result row; Insights renders @timestamp as text."""
+    fields = {cell.get("field", ""): cell.get("value", "") for cell in row}
+    stamp = parse_time(fields.get("@timestamp", ""))
+    return fields.get("@message", ""), int(stamp.timestamp() * 1000) if stamp else None, fields.get("@ptr", "")
+
+
+def insights_events(
+    clients: Clients,
+    group: str,
+    start: datetime,
+    end: datetime,
+    *,
+    limit: int = ROW_LIMIT,
+    progress: Progress | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[tuple[str, int | None]]:
+    """Every (message, timestamp ms) in the range: a full answer is split in halves until none is truncated."""
+    seen: set[tuple[int | None, str]] = set()
+    spans = [(math.floor(start.timestamp()), math.ceil(end.timestamp()))]
+    while spans:
+        lo, hi = spans.pop()
+        rows = run_query(clients, group, lo, hi, limit=limit, progress=progress, sleep=sleep)
+        if len(rows) >= limit:
+            if hi - lo > 1:
+                mid = (lo + hi) // 2
+                spans += [(mid, hi), (lo, mid)]  # halves overlap by a second; duplicates are dropped below
+                continue
+            found = list(_filtered(clients, group, lo, hi, progress))  # one crowded second: page it instead
+        else:
+            found = [(message, stamp) for message, stamp, _ in map(row_event, rows)]
+        for message, stamp in found:
+            if (stamp, message) not in seen:
+                seen.add((stamp, message))
+                yield message, stamp
+
+
+def _filtered(
+    clients: Clients, group: str, lo: int, hi: int, progress: Progress | None
+) -> Iterator[tuple[str, int | None]]:
+    start, end = datetime.fromtimestamp(lo, UTC), datetime.fromtimestamp(hi + 1, UTC)
+    return filter_events(clients, group, start, end, progress=progress)
+
+
+def run_query(
+    clients: Clients,
+    group: str,
+    lo: int,
+    hi: int,
+    *,
+    limit: int,
+    progress: Progress | None,
+    sleep: Callable[[float], None],
+) -> list[list[dict[str, str]]]:
+    """One query over [lo, hi] epoch seconds, waited for and read to its last page."""
+    with aws_errors(f"query log group {group} with Logs Insights", "logs:StartQuery and logs:GetQueryResults"):
+        query = clients.logs.start_query(
+            logGroupNames=[group], startTime=lo, endTime=hi, queryString=query_string(limit), limit=limit
+        )["queryId"]
+        waited, pause = 0.0, 0.25
+        rows: list[list[dict[str, str]]] = []
+        token = ""
+        while True:
+            page = (
+                clients.logs.get_query_results(queryId=query, nextToken=token)
+                if token
+                else clients.logs.get_query_results(queryId=query)
+            )
+            status = page.get("status", "Unknown")
+            if status in _WAITING:
+                if waited >= MAX_WAIT_S:
+                    clients.logs.stop_query(queryId=query)
+                    raise ObsError.of(f"Logs Insights query on {group} did not finish", "use --engine filter")
+                if progress is not None:
+                    progress(f"{group}: Logs Insights query {status.lower()}")
+                sleep(pause)
+                waited, pause = waited + pause, min(pause * 2, 5.0)
+                continue
+            if status != _DONE:
+                raise ObsError.of(f"Logs Insights query on {group} ended {status}", "retry, or use --engine filter")
+            rows += [
+                [{"field": cell.get("field", ""), "value": cell.get("value", "")} for cell in row]
+                for row in page.get("results", [])
+            ]
+            token = page.get("nextToken", "")
+            if not token:
+                return rows
