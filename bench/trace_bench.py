@@ -1,6 +1,6 @@
 """Time `obs trace` over 10,000 failure events in one window, against moto in server mode.
 
-Run: .venv/bin/python bench/trace_bench.py [--events N] [--queues N]
+Run: .venv/bin/python bench/trace_bench.py [--events N] [--queues N] [--engine filter|insights]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from sync.trace.aws import connect
 from sync.trace.failures import Window
 from sync.trace.report import render_table
 from sync.trace.target import TraceTarget
-from sync.trace.tracer import trace
+from sync.trace.tracer import Options, trace
 
 if TYPE_CHECKING:
     from mypy_boto3_logs.type_defs import InputLogEventTypeDef
@@ -99,6 +99,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--queues", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3, help="traces to time; the median is reported")
+    parser.add_argument("--engine", choices=("filter", "insights"), default="filter")
     parser.add_argument("--show", action="store_true", help="print the report too")
     options = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -122,7 +123,8 @@ def main() -> int:
         times = []
         for _ in range(max(1, options.repeat)):
             began = time.perf_counter()
-            result = trace(clients, TraceTarget(topic), Window(now - timedelta(hours=1), now))
+            window = Window(now - timedelta(hours=1), now)
+            result = trace(clients, TraceTarget(topic), window, options=Options(engine=options.engine))
             report = render_table(result)
             times.append(time.perf_counter() - began)
         took = statistics.median(times)
@@ -132,7 +134,8 @@ def main() -> int:
         print(report)
     print(f"seeded {options.events} failure events in {seeded:.1f} s", file=sys.stderr)
     found, events = len(result.findings), result.tally.events
-    print(f"traced {found} failed messages from {events} events in {took:.2f} s (median of {len(times)})")
+    how = f"with {options.engine} (median of {len(times)})"
+    print(f"traced {found} failed messages from {events} events in {took:.2f} s {how}")
     return 0 if len(result.findings) == options.events else 1
 
 
