@@ -78,7 +78,7 @@ def execute(
     queues = resolve_queues(target, args.queue)
     options = Options(peek_dlq=args.peek_dlq, dlq_limit=args.dlq_limit, metrics=not args.no_metrics, engine=args.engine)
     clients = connector(target.region, args.endpoint_url)
-    result = trace(clients, target, window, queues=queues, options=options, progress=_progress(err))
+    result = trace(clients, target, window, queues=queues, options=options, progress=progress_lines(err))
     out.write(render_json(result) + "\n" if args.format == "json" else render_table(result))
     return FOUND if result.findings else 0
 
@@ -96,13 +96,13 @@ def _target(args: argparse.Namespace) -> TraceTarget:
     )
 
 
-def _progress(err: TextIO) -> Progress:
+def progress_lines(err: TextIO, clock: Callable[[], float] = time.monotonic, every: float = 1.0) -> Progress:
     """Progress lines on stderr, at most one a second so long reads stay readable."""
-    last = [time.monotonic()]
+    last = [clock()]
 
     def report(text: str) -> None:
-        moment = time.monotonic()
-        if moment - last[0] < 1.0:
+        moment = clock()
+        if moment - last[0] < every:
             return
         last[0] = moment
         err.write(f"reading {text}\n")

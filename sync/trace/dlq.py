@@ -54,11 +54,16 @@ def parse_dlq_message(dlq: str, body: str, attributes: dict[str, str]) -> DlqMes
 def peek(clients: Clients, dlq: str, account_id: str, limit: int, hold_s: int = 30) -> Peek:
     """Up to `limit` messages, each hidden for `hold_s` while reading and then made visible again."""
     try:
-        url = clients.sqs.get_queue_url(QueueName=dlq, QueueOwnerAWSAccountId=account_id)["QueueUrl"]
-    except ClientError as exc:
-        if error_code(exc) in {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"}:
+        with aws_errors(f"find DLQ {dlq}", "sqs:GetQueueUrl"):
+            url = clients.sqs.get_queue_url(QueueName=dlq, QueueOwnerAWSAccountId=account_id)["QueueUrl"]
+    except ObsError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ClientError) and error_code(cause) in {
+            "AWS.SimpleQueueService.NonExistentQueue",
+            "QueueDoesNotExist",
+        }:
             return Peek(dlq, (), note=f"DLQ {dlq} does not exist")
-        raise ObsError.of(f"cannot find DLQ {dlq}: {error_code(exc)}", "grant sqs:GetQueueUrl") from exc
+        raise
     with aws_errors(f"read DLQ {dlq}", "sqs:GetQueueAttributes"):
         attributes = clients.sqs.get_queue_attributes(
             QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "RedrivePolicy"]

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
+from sync.cli import main
 from sync.errors import ObsError
-from sync.trace.cli import FOUND, execute, register
+from sync.trace.cli import FOUND, execute, progress_lines, register
 from sync.trace.failures import Window
 from sync.trace.logs import filter_events, read_failures
 from sync.trace.target import TraceTarget
@@ -317,3 +318,27 @@ def test_missing_credentials_are_a_clear_error(world: World, monkeypatch: pytest
 
     with pytest.raises(ObsError, match="no usable AWS credentials: set AWS_PROFILE"):
         run(world, "--topic", f"arn:aws:sns:{REGION}:{ACCOUNT}:{TOPIC}")
+
+
+def test_obs_main_reads_aws_endpoint_url_and_maps_outcomes_to_exit_codes(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topic = world.topic(TOPIC)
+    assert main(["trace", "--topic", topic]) == 1
+    assert capsys.readouterr().err.startswith(f"error: cannot trace {topic}: SNS delivery-status logging")
+
+    message = failure_event("kms_access_denied", message_id="m-kms", topic_arn=topic, queue="q", published=ago(3))
+    world.put_events(failure_group(topic), [(ago(2), message)])
+    assert main(["trace", "--topic", topic, "--since", "10m"]) == FOUND
+    out = capsys.readouterr().out
+    assert "== KMS key unusable by SNS: 1 message to q ==" in out
+    assert "m-kms" in out
+
+
+def test_progress_lines_are_throttled() -> None:
+    err = io.StringIO()
+    ticks = iter([0.0, 0.2, 1.5, 1.6, 3.0])
+    report = progress_lines(err, clock=lambda: next(ticks))
+    for page in range(1, 5):
+        report(f"group: page {page}")
+    assert err.getvalue() == "reading group: page 2\nreading group: page 4\n"
