@@ -28,6 +28,13 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 _DENIED = {"AccessDenied", "AccessDeniedException", "AuthorizationError", "UnauthorizedOperation"}
+_MISSING = {
+    "ResourceNotFoundException",
+    "NotFound",
+    "NotFoundException",
+    "AWS.SimpleQueueService.NonExistentQueue",
+    "QueueDoesNotExist",
+}
 _BAD_CREDENTIALS = {
     "InvalidClientTokenId",
     "UnrecognizedClientException",
@@ -68,7 +75,7 @@ def error_code(error: ClientError) -> str:
 
 
 @contextmanager
-def aws_errors(doing: str, permission: str = "") -> Iterator[None]:
+def aws_errors(doing: str, permission: str = "", missing: str = "") -> Iterator[None]:
     """Turn any botocore failure while `doing` into one ObsError that says how to fix it."""
     try:
         yield
@@ -86,7 +93,10 @@ def aws_errors(doing: str, permission: str = "") -> Iterator[None]:
         ) from exc
     except ClientError as exc:
         code = error_code(exc)
-        message = str(exc.response.get("Error", {}).get("Message", "")) or code
+        message = str(exc.response.get("Error", {}).get("Message", "")).rstrip(". ") or code
+        if code in _MISSING:
+            fix = missing or "check the name, the AWS account and the region"
+            raise ObsError.of(f"cannot {doing}: it does not exist ({message})", fix) from exc
         if code in _DENIED:
             fix = f"grant {permission} to the caller" if permission else "grant the caller read access"
             raise ObsError.of(f"cannot {doing}: access denied ({message})", fix) from exc

@@ -14,6 +14,7 @@ from .logs import Progress, filter_events
 from .target import Publisher
 
 PATTERN_LIMIT = 1024  # FilterLogEvents filterPattern maximum length
+_MISSING = "fix publisher_log.log_group of the queue in queues.yaml"
 _AROUND = timedelta(minutes=5)  # publishers log just before or after Publish returns
 
 
@@ -91,7 +92,9 @@ def lookup_published(
         for batch in id_batches(timed):
             start, end = batch[0][0] - _AROUND, batch[-1][0] + _AROUND
             pattern = or_pattern(ident for _, ident in batch)
-            events = filter_events(clients, publisher.log_group, start, end, pattern=pattern, progress=progress)
+            events = filter_events(
+                clients, publisher.log_group, start, end, pattern=pattern, progress=progress, missing=_MISSING
+            )
             for message, millis in events:
                 parsed = parse_publisher_line(message, publisher)
                 if parsed is None or parsed[0] not in wanted or parsed[0] in found:

@@ -69,6 +69,7 @@ def filter_events(
     pattern: str = "",
     page_size: int | None = None,
     progress: Progress | None = None,
+    missing: str = "",
 ) -> Iterator[tuple[str, int | None]]:
     """Every (message, timestamp ms) in the group and range, paging to the very end."""
     request: dict[str, object] = {"logGroupName": group, "startTime": millis(start), "endTime": millis(end)}
@@ -78,7 +79,7 @@ def filter_events(
         request["limit"] = page_size
     seen_tokens: set[str] = set()
     pages = events = 0
-    with aws_errors(f"read log group {group}", "logs:FilterLogEvents"):
+    with aws_errors(f"read log group {group}", "logs:FilterLogEvents", missing):
         while True:
             page = clients.logs.filter_log_events(**request)  # type: ignore[arg-type]
             pages += 1

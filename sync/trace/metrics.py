@@ -31,6 +31,27 @@ class MetricSummary:
         return sum(v for _, v in self.redriven)
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """Consecutive periods with failures: where they bunch up."""
+
+    start: datetime
+    last: datetime  # start of the last period in the cluster
+    total: float
+    peak: float
+
+
+def clusters(points: tuple[tuple[datetime, float], ...], period_s: int) -> tuple[Cluster, ...]:
+    out: list[Cluster] = []
+    for stamp, value in sorted(points):
+        if out and stamp - out[-1].last <= timedelta(seconds=period_s):
+            prev = out[-1]
+            out[-1] = Cluster(prev.start, stamp, prev.total + value, max(prev.peak, value))
+        else:
+            out.append(Cluster(stamp, stamp, value, value))
+    return tuple(out)
+
+
 def period_for(start: datetime, end: datetime) -> int:
     """One minute, widened in whole minutes so the window fits in one request."""
     minutes = max(1, int((end - start) / timedelta(minutes=1)) // _MAX_POINTS + 1)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
 from .causes import Cause
 from .checks import CHECKABLE, Check
+from .metrics import Cluster, MetricSummary, clusters
 from .target import iso
 from .tracer import Finding, TraceResult
 
 _BODY_WIDTH = 60
+_CLUSTERS = 8
 
 
 def fix_text(cause: Cause, queue_arn: str, topic_arn: str) -> str:
@@ -69,6 +72,10 @@ def render_json(result: TraceResult) -> str:
             "failed_total": result.metrics.total_failed,
             "failed": [{"time": iso(t), "sum": v} for t, v in result.metrics.failed],
             "redriven_to_dlq": [{"time": iso(t), "sum": v} for t, v in result.metrics.redriven],
+            "clusters": [
+                {"start": iso(c.start), "last": iso(c.last), "total": c.total, "peak": c.peak}
+                for c in clusters(result.metrics.failed, result.metrics.period_s)
+            ],
         }
     return json.dumps(doc, indent=2, sort_keys=True)
 
@@ -129,11 +136,7 @@ def render_table(result: TraceResult) -> str:
         f"{tally.noise} not delivery-status"
     )
     if result.metrics is not None:
-        points = ", ".join(f"{iso(t)[11:16]} {v:g}" for t, v in result.metrics.failed) or "none"
-        lines.append(
-            f"NumberOfNotificationsFailed per {result.metrics.period_s // 60} min: {points} "
-            f"(total {result.metrics.total_failed:g}; redriven to DLQ {result.metrics.total_redriven:g})"
-        )
+        lines.append(_metric_line(result.metrics, long=window.read_end - window.start > timedelta(days=1)))
     if not result.findings:
         lines += ["", "No failed deliveries in this window."]
     else:
@@ -159,6 +162,23 @@ def render_table(result: TraceResult) -> str:
 
 def _count(n: int, noun: str, plural: str = "s") -> str:
     return f"{n} {noun}{'' if n == 1 else plural}"
+
+
+def _metric_line(metrics: MetricSummary, long: bool) -> str:
+    """Where NumberOfNotificationsFailed bunches up: the biggest clusters, in time order."""
+    found = clusters(metrics.failed, metrics.period_s)
+    shown = sorted(sorted(found, key=lambda c: (-c.total, c.start))[:_CLUSTERS], key=lambda c: c.start)
+
+    def when(c: Cluster) -> str:
+        cut = slice(5, 16) if long else slice(11, 16)
+        return iso(c.start)[cut] + (f"-{iso(c.last)[cut]}" if c.last != c.start else "")
+
+    parts = [f"{when(c)} {c.total:g}" + (f" (peak {c.peak:g})" if c.last != c.start else "") for c in shown]
+    more = f", and {len(found) - len(shown)} smaller" if len(found) > len(shown) else ""
+    return (
+        f"NumberOfNotificationsFailed (Sum per {metrics.period_s // 60} min): {', '.join(parts) or 'none'}{more}; "
+        f"total {metrics.total_failed:g}, redriven to DLQ {metrics.total_redriven:g}"
+    )
 
 
 def _rows(items: list[Finding], show_raw: bool) -> list[str]:

@@ -82,7 +82,7 @@ def trace(
     if not ready.logging_on and not failures:
         raise logging_off(target)
     subs = _subscriptions(clients, target, notes)
-    checks = _checks(clients, target, failures, notes) if options.checks else ()
+    checks = _checks(clients, target, failures) if options.checks else ()
     published: dict[str, Published] = {}
     if target.publishers and failures:
         try:
@@ -91,6 +91,8 @@ def trace(
             notes.append(f"publisher log not read: {exc}")
     parked = _peek(clients, target, failures, subs, options=options, notes=notes) if options.peek_dlq else {}
     notes.extend(_loss_notes(target, failures, subs))
+    if metrics is not None and not queues:
+        notes.extend(metric_gap(metrics, len(failures)))
     findings = tuple(Finding(f, published.get(f.message_id), parked.get(f.message_id)) for f in failures)
     return TraceResult(
         target=target,
@@ -148,13 +150,29 @@ def _subscriptions(clients: Clients, target: TraceTarget, notes: list[str]) -> d
         return {}
 
 
-def _checks(
-    clients: Clients, target: TraceTarget, failures: tuple[Failure, ...], notes: list[str]
-) -> tuple[Check, ...]:
+def _checks(clients: Clients, target: TraceTarget, failures: tuple[Failure, ...]) -> tuple[Check, ...]:
     pairs = sorted({(f.cause.key, f.queue, f.destination, f.topic_arn or target.topic_arn) for f in failures})
-    facts = {queue: queue_facts(clients, queue, target.account_id) for queue in sorted({p[1] for p in pairs})}
+    owners = {queue: _owner(arn) or target.account_id for _, queue, arn, _ in pairs}
+    facts = {queue: queue_facts(clients, queue, owner) for queue, owner in sorted(owners.items())}
     found = [judge(cause, facts[queue], arn, topic) for cause, queue, arn, topic in pairs]
     return tuple(c for c in found if c is not None)
+
+
+def metric_gap(metrics: MetricSummary, logged: int) -> list[str]:
+    """Say so when CloudWatch counted more failures than the log names."""
+    counted = int(metrics.total_failed)
+    if counted <= logged:
+        return []
+    return [
+        f"CloudWatch counted {counted} failed deliveries but the Failure log names {logged}: SNS may still be "
+        "writing the log (trace again later, or widen --slack), or logging was turned on after some failed"
+    ]
+
+
+def _owner(queue_arn: str) -> str:
+    """The account in a queue ARN: a topic may deliver to a queue in another account."""
+    parts = queue_arn.split(":")
+    return parts[4] if len(parts) == 6 and parts[0] == "arn" else ""
 
 
 def _dlq_names(target: TraceTarget, queues: set[str], subs: dict[str, Subscription]) -> dict[str, str]:

@@ -17,11 +17,12 @@ from sync.trace.dlq import parse_dlq_message
 from sync.trace.failures import Collector, Window
 from sync.trace.live import KeyFacts, QueueFacts
 from sync.trace.logs import LoggingStatus
-from sync.trace.metrics import period_for
+from sync.trace.metrics import MetricSummary, clusters, period_for
 from sync.trace.placement import resolve_queues, target_from_placed
 from sync.trace.policy import key_policy_allows, queue_policy_allows
 from sync.trace.preflight import preflight
 from sync.trace.target import Publisher, TraceTarget, parse_duration, target_from_arn, window_bounds
+from sync.trace.tracer import metric_gap
 from tests.trace.trace_world import failure_event
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -273,3 +274,17 @@ def test_metric_period_stays_one_minute_for_a_day_and_widens_beyond() -> None:
     assert period_for(T0, T0 + timedelta(hours=2)) == 60
     assert period_for(T0, T0 + timedelta(hours=23)) == 60
     assert period_for(T0, T0 + timedelta(days=3)) == 240
+
+
+def test_metric_points_bunch_into_clusters_of_consecutive_periods() -> None:
+    points = tuple((T0 + timedelta(minutes=m), v) for m, v in [(1, 1.0), (2, 3.0), (3, 1.0), (9, 2.0), (10, 1.0)])
+    found = clusters(points, 60)
+    assert [(c.start.minute, c.last.minute, c.total, c.peak) for c in found] == [(1, 3, 5.0, 3.0), (9, 10, 3.0, 2.0)]
+    assert clusters((), 60) == ()
+
+
+def test_more_failures_counted_than_logged_is_pointed_out() -> None:
+    metrics = MetricSummary(60, ((T0, 5.0),), ())
+    assert metric_gap(metrics, 5) == []
+    (note,) = metric_gap(metrics, 3)
+    assert note.startswith("CloudWatch counted 5 failed deliveries but the Failure log names 3")

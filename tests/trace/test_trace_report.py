@@ -52,7 +52,9 @@ def result() -> TraceResult:
         logging=LoggingStatus("arn:aws:iam::123456789012:role/sns-logs", "", "", failure_group_exists=True),
         findings=tuple(findings),
         tally=collector.tally,
-        metrics=MetricSummary(60, ((T0 + timedelta(minutes=5), 1.0), (T0 + timedelta(minutes=7), 2.0)), ()),
+        metrics=MetricSummary(
+            60, tuple((T0 + timedelta(minutes=m), v) for m, v in [(5, 1.0), (6, 2.0), (7, 1.0), (30, 1.0)]), ()
+        ),
         checks=(
             Check(causes.QUEUE_POLICY, "prod-critical", "queue policy", CONFIRMS, "the queue has no access policy"),
         ),
