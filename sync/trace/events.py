@@ -10,7 +10,7 @@ from typing import Any
 
 # "2021-07-26 14:21:24.892", "2020-10-26 15:58:32.47", "2022-05-12T2:12:44Z", "...+00:00"
 _STAMP = re.compile(
-    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,](\d+))?)?"
+    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,](\d+))?)?)?"
     r"\s*(Z|UTC|[+-]\d{2}:?\d{2})?\s*$",
     re.IGNORECASE,
 )
@@ -84,7 +84,9 @@ def parse_time(value: object) -> datetime | None:
         return None
     year, month, day, hour, minute, second, fraction, zone = match.groups()
     try:
-        stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=UTC)
+        stamp = datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0), tzinfo=UTC
+        )
     except ValueError:
         return None
     if fraction:
