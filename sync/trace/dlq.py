@@ -74,9 +74,11 @@ def peek(clients: Clients, dlq: str, account_id: str, limit: int, hold_s: int = 
     found: dict[str, DlqMessage] = {}
     handles: list[str] = []
     empty = 0
+    calls = 3 * (expected // _BATCH + 1) + _EMPTY_POLLS  # bounded even if held messages come round again
     with aws_errors(f"peek at DLQ {dlq}", "sqs:ReceiveMessage and sqs:ChangeMessageVisibility"):
         try:
-            while len(found) < expected and empty < _EMPTY_POLLS:
+            while len(found) < expected and empty < _EMPTY_POLLS and calls > 0:
+                calls -= 1
                 got = clients.sqs.receive_message(
                     QueueUrl=url,
                     MaxNumberOfMessages=_BATCH,
