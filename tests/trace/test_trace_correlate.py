@@ -165,3 +165,35 @@ def test_unknown_topic_in_an_environment_lists_the_known_ones(world: World, defi
         ObsError, match="no topic 'nope' feeds a queue in environment 'moto': use one of: jobs-critical"
     ):
         run_env(world, definitions, "--topic", "nope")
+
+
+def test_dlq_with_its_own_redrive_policy_is_not_peeked(world: World) -> None:
+    topic = world.topic(TOPIC)
+    world.enable_logging(topic)
+    last = world.queue("prod-last-resort")
+    redrive = json.dumps({"deadLetterTargetArn": last, "maxReceiveCount": "1"})
+    dlq_arn = world.queue(DLQ, RedrivePolicy=redrive)
+    park(world, topic, dlq_arn, ["body"])
+    world.subscribe(topic, world.queue(QUEUE), dlq_arn=dlq_arn)
+    event = failure_event("access_denied", message_id="m-1", topic_arn=topic, queue=QUEUE, published=ago(20))
+    world.put_events(failure_group(topic), [(ago(19), event)])
+
+    code, doc = run_json(world, "--topic", topic, "--peek-dlq")
+
+    assert code == FOUND
+    assert f"DLQ {DLQ} has its own redrive policy; not peeked so nothing is moved" in doc["notes"]
+    received = world.sqs.receive_message(QueueUrl=world.url(DLQ), AttributeNames=["ApproximateReceiveCount"])
+    assert received["Messages"][0]["Attributes"]["ApproximateReceiveCount"] == "1"
+
+
+def test_declared_dlq_that_does_not_exist_is_a_note(world: World, definitions: Path) -> None:
+    topic = world.topic(TOPIC)
+    world.enable_logging(topic)
+    world.subscribe(topic, world.queue(QUEUE))
+    event = failure_event("access_denied", message_id="m-1", topic_arn=topic, queue=QUEUE, published=ago(20))
+    world.put_events(failure_group(topic), [(ago(19), event)])
+
+    code, doc = run_env(world, definitions, "--topic", TOPIC, "--peek-dlq")
+
+    assert code == FOUND
+    assert f"DLQ {DLQ} does not exist" in doc["notes"]
