@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from ..errors import ObsError
 from .aws import Clients, aws_errors, error_code
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import ChangeMessageVisibilityBatchRequestEntryTypeDef
 
 _BATCH = 10
 _EMPTY_POLLS = 3  # short polls can come back empty while messages remain
@@ -104,8 +108,8 @@ def peek(clients: Clients, dlq: str, account_id: str, limit: int, hold_s: int = 
 def _release(clients: Clients, url: str, handles: list[str]) -> None:
     """Make every peeked message visible again at once, so the peek leaves the queue as it was."""
     for start in range(0, len(handles), _BATCH):
-        entries = [
+        entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
             {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
             for i, handle in enumerate(handles[start : start + _BATCH])
         ]
-        clients.sqs.change_message_visibility_batch(QueueUrl=url, Entries=entries)  # type: ignore[arg-type]
+        clients.sqs.change_message_visibility_batch(QueueUrl=url, Entries=entries)

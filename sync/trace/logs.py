@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
@@ -12,6 +13,9 @@ from ..errors import ObsError
 from .aws import Clients, aws_errors, error_code
 from .failures import Collector, Window
 from .target import TraceTarget
+
+if TYPE_CHECKING:
+    from mypy_boto3_logs.type_defs import FilterLogEventsRequestTypeDef
 
 Progress = Callable[[str], None]
 EventSource = Callable[[Clients, str, datetime, datetime], Iterator[tuple[str, int | None]]]
@@ -72,7 +76,11 @@ def filter_events(
     missing: str = "",
 ) -> Iterator[tuple[str, int | None]]:
     """Every (message, timestamp ms) in the group and range, paging to the very end."""
-    request: dict[str, object] = {"logGroupName": group, "startTime": millis(start), "endTime": millis(end)}
+    request: FilterLogEventsRequestTypeDef = {
+        "logGroupName": group,
+        "startTime": millis(start),
+        "endTime": millis(end),
+    }
     if pattern:
         request["filterPattern"] = pattern
     if page_size:
@@ -81,7 +89,7 @@ def filter_events(
     pages = events = 0
     with aws_errors(f"read log group {group}", "logs:FilterLogEvents", missing):
         while True:
-            page = clients.logs.filter_log_events(**request)  # type: ignore[arg-type]
+            page = clients.logs.filter_log_events(**request)
             pages += 1
             for event in page.get("events", []):
                 events += 1

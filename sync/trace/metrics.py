@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from .aws import Clients, aws_errors
 from .target import TraceTarget
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.type_defs import MetricDataQueryTypeDef
 
 FAILED = "NumberOfNotificationsFailed"
 REDRIVEN = "NumberOfNotificationsRedrivenToDlq"
@@ -60,7 +64,7 @@ def period_for(start: datetime, end: datetime) -> int:
 
 def failure_metrics(clients: Clients, target: TraceTarget, start: datetime, end: datetime) -> MetricSummary:
     period = period_for(start, end)
-    queries = [
+    queries: list[MetricDataQueryTypeDef] = [
         {
             "Id": key,
             "MetricStat": {
@@ -79,7 +83,7 @@ def failure_metrics(clients: Clients, target: TraceTarget, start: datetime, end:
     with aws_errors(f"read {FAILED} for {target.topic_name}", "cloudwatch:GetMetricData"):
         paginator = clients.cloudwatch.get_paginator("get_metric_data")
         for page in paginator.paginate(
-            MetricDataQueries=queries,  # type: ignore[arg-type]
+            MetricDataQueries=queries,
             StartTime=start,
             EndTime=end,
             ScanBy="TimestampAscending",

@@ -342,3 +342,26 @@ def test_progress_lines_are_throttled() -> None:
     for page in range(1, 5):
         report(f"group: page {page}")
     assert err.getvalue() == "reading group: page 2\nreading group: page 4\n"
+
+
+def test_access_denied_names_the_permission_to_grant(world: World) -> None:
+    topic = world.topic(TOPIC)
+    world.enable_logging(topic)
+    world.put_events(failure_group(topic), [])
+    clients = world.clients()
+
+    def deny(**_: Any) -> None:
+        raise clients.logs.exceptions.ClientError(
+            {"Error": {"Code": "AccessDeniedException", "Message": "not authorized"}}, "FilterLogEvents"
+        )
+
+    clients.logs.meta.events.register("before-call.logs.FilterLogEvents", deny)
+    args = parse("--topic", topic)
+
+    with pytest.raises(ObsError) as caught:
+        execute(args, lambda region, endpoint: clients, now=NOW, out=io.StringIO(), err=io.StringIO())
+
+    assert str(caught.value) == (
+        f"cannot read log group {failure_group(topic)}: access denied (not authorized): "
+        "grant logs:FilterLogEvents to the caller"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -64,8 +65,8 @@ def result() -> TraceResult:
 
 
 @pytest.mark.parametrize(("name", "render"), [("report.txt", render_table), ("report.json", render_json)])
-def test_report_matches_golden(name: str, render: object, request: pytest.FixtureRequest) -> None:
-    text = render(result())  # type: ignore[operator]
+def test_report_matches_golden(name: str, render: Callable[[TraceResult], str], request: pytest.FixtureRequest) -> None:
+    text = render(result())
     path = GOLDEN / name
     if request.config.getoption("--update-golden", default=False):
         path.parent.mkdir(parents=True, exist_ok=True)
