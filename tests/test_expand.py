@@ -66,7 +66,7 @@ def test_example_counts(example: Definitions) -> None:
 def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) -> None:
     monitor = _monitors(example, "prod")["prod/critical/delivery_failures/jobs-critical"]
     assert "topicname:prod-jobs-critical" in monitor.body["query"]
-    assert "obs trace --env prod --topic prod-jobs-critical" in monitor.body["message"]
+    assert "obs trace --env prod --topic prod-jobs-critical --queue prod-critical --since 2h" in monitor.body["message"]
 
 
 @pytest.mark.parametrize("env", ENVS)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ..definitions import PublisherLog
 from .aws import Clients
 from .failures import Failure
 from .logs import Progress, filter_events
-from .target import Publisher
 
 PATTERN_LIMIT = 1024  # FilterLogEvents filterPattern maximum length
 _MISSING = "fix publisher_log.log_group of the queue in queues.yaml"
@@ -40,7 +40,7 @@ def field_value(doc: dict[str, Any], path: str) -> str:
     return str(value)
 
 
-def parse_publisher_line(message: str, publisher: Publisher) -> tuple[str, str] | None:
+def parse_publisher_line(message: str, publisher: PublisherLog) -> tuple[str, str] | None:
     """(SNS message id, business key) from one publisher log line that carries JSON, else None."""
     start = message.find("{")
     if start < 0:
@@ -78,7 +78,7 @@ def or_pattern(ids: Iterable[str]) -> str:
 
 def lookup_published(
     clients: Clients,
-    publishers: Sequence[Publisher],
+    publishers: Sequence[PublisherLog],
     failures: Sequence[Failure],
     progress: Progress | None = None,
 ) -> dict[str, Published]:

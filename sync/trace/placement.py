@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import definitions, naming
 from ..errors import ObsError
 from .events import queue_name_of
-from .target import Destination, Publisher, TraceTarget, is_topic_arn, target_from_arn
+from .target import Destination, TraceTarget, is_topic_arn, target_from_arn
 
 
 def target_from_definitions(root: Path, env: str, topic: str) -> TraceTarget:
@@ -51,9 +51,9 @@ def target_from_placed(queues: Sequence[naming.PlacedQueue], env: str, topic: st
     publishers = tuple(
         sorted(
             {
-                Publisher(log.log_group, log.message_id_field, log.business_key_field)
+                queue.publisher_log
                 for queue, _ in matches
-                if (log := queue.publisher_log) is not None
+                if queue.publisher_log is not None
             },
             key=lambda p: p.log_group,
         )

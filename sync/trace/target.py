@@ -6,21 +6,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ..definitions import PublisherLog
 from ..errors import ObsError
 from .events import parse_time
 
 _ARN = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,256})$")
 _DURATION_PART = re.compile(r"(\d+)\s*(w|d|h|m|s)", re.IGNORECASE)
 _UNITS = {"w": timedelta(weeks=1), "d": timedelta(days=1), "h": timedelta(hours=1), "m": timedelta(minutes=1)}
-
-
-@dataclass(frozen=True)
-class Publisher:
-    """Where the publisher logs the SNS message id it got back from Publish."""
-
-    log_group: str
-    message_id_field: str
-    business_key_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -39,7 +31,7 @@ class TraceTarget:
 
     topic_arn: str
     destinations: tuple[Destination, ...] = ()
-    publishers: tuple[Publisher, ...] = ()
+    publishers: tuple[PublisherLog, ...] = ()
 
     @property
     def partition(self) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sync.definitions import Definitions
+from sync.definitions import Definitions, PublisherLog
 from sync.errors import ObsError
 from sync.naming import placed_queues
 from sync.trace import causes
@@ -23,7 +23,7 @@ from sync.trace.metrics import MetricSummary, clusters, period_for
 from sync.trace.placement import resolve_queues, target_from_placed
 from sync.trace.policy import key_policy_allows, queue_policy_allows
 from sync.trace.preflight import preflight
-from sync.trace.target import Publisher, TraceTarget, parse_duration, target_from_arn, window_bounds
+from sync.trace.target import TraceTarget, parse_duration, target_from_arn, window_bounds
 from sync.trace.tracer import metric_gap
 from tests.trace.trace_world import failure_event
 
@@ -229,7 +229,7 @@ def test_env_topic_by_logical_or_physical_name_carries_queues_dlqs_and_publisher
     assert [(d.logical, d.queue, d.subscription_dlq) for d in by_logical.destinations] == [
         ("critical", "prod-critical", "prod-jobs-critical-undeliverable")
     ]
-    assert by_logical.publishers == (Publisher("/ecs/prod/api", "sns_message_id", "job_id"),)
+    assert by_logical.publishers == (PublisherLog("/ecs/prod/api", "sns_message_id", "job_id"),)
     assert resolve_queues(by_logical, ["critical", "other-queue"]) == frozenset({"prod-critical", "other-queue"})
 
 
@@ -242,7 +242,7 @@ def test_env_topic_arn_unknown_to_the_definitions_is_still_traced(example: Defin
 
 
 def test_publisher_lines_with_prefixes_nested_fields_and_noise() -> None:
-    spec = Publisher("/ecs/prod/api", "sns.message_id", "job.id")
+    spec = PublisherLog("/ecs/prod/api", "sns.message_id", "job.id")
     assert parse_publisher_line('INFO {"sns": {"message_id": "m-1"}, "job": {"id": 42}}', spec) == ("m-1", "42")
     assert parse_publisher_line('{"sns": {"message_id": "m-1"}}', spec) == ("m-1", "")
     assert parse_publisher_line('{"sns": {}}', spec) is None
