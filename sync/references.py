@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import tokens
+from . import query, tokens
 from .source import KeyPath, Source
 
 if TYPE_CHECKING:
@@ -93,12 +93,8 @@ def _check_layer(
                         f"[[{name}]] needs queues with {feature}, but metric '{metric.name}' does not require it",
                         f"add '{feature}' to applies_to.requires in monitors/{metric.name}.yaml",
                     )
-    if "query" in settings and not QUERY_TAIL.search(settings["query"]):
-        raise source.error(
-            (*at, "query"),
-            "the query must end with a comparator and [[critical]], e.g. '... > [[critical]]'",
-            "end it so; obs writes the critical threshold there and in options.thresholds.critical",
-        )
+    if "query" in settings:
+        _check_query(source, (*at, "query"), settings["query"])
     for severity, audience in settings.get("notify", {}).items():
         if audience == "none":
             continue
@@ -111,6 +107,20 @@ def _check_layer(
                     f"unknown audience '{audience}'",
                     f"use 'none' or an audience every environment's notify declares: {known}",
                 )
+
+
+def _check_query(source: Source, at: KeyPath, template: str) -> None:
+    if not QUERY_TAIL.search(template):
+        raise source.error(
+            at,
+            "the query must end with a comparator and [[critical]], e.g. '... > [[critical]]'",
+            "end it so; obs writes the critical threshold there and in options.thresholds.critical",
+        )
+    # Any name or number stands in for the tokens: the shape is what is checked here.
+    sample = tokens.TOKEN.sub("1", template)
+    found = query.problems(sample)
+    if found:
+        raise source.error(at, f"not a Datadog monitor query: {found[0]}", "see the query forms in the README")
 
 
 def _check_tokens(source: Source, at: KeyPath, text: str, allowed: Mapping[str, Any] | frozenset[str]) -> None:
