@@ -50,11 +50,7 @@ def target_from_placed(queues: Sequence[naming.PlacedQueue], env: str, topic: st
     )
     publishers = tuple(
         sorted(
-            {
-                queue.publisher_log
-                for queue, _ in matches
-                if queue.publisher_log is not None
-            },
+            {queue.publisher_log for queue, _ in matches if queue.publisher_log is not None},
             key=lambda p: p.log_group,
         )
     )
