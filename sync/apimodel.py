@@ -7,7 +7,7 @@ properties and mark bad enum values or unmatched oneOf shapes as `_unparsed` ins
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
@@ -17,7 +17,7 @@ from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimp
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
 
-from .resources import DASHBOARD, MONITOR
+from .resources import DASHBOARD, MONITOR, Resource
 
 _MODELS = {MONITOR: Monitor, DASHBOARD: Dashboard}
 
@@ -38,6 +38,36 @@ def problems(kind: str, body: Mapping[str, Any]) -> list[str]:
     if not found and model._unparsed:
         found.append("holds a value the API does not know")
     return found
+
+
+def rejected(resources: Iterable[Resource]) -> list[str]:
+    """Problems of every resource, as `kind key: problem`. obs itself builds monitor bodies, so monitors
+    that differ only in text and numbers share one check (a fleet has few shapes and many monitors)."""
+    found: list[str] = []
+    checked: dict[str, list[str]] = {}
+    for resource in resources:
+        if resource.kind == MONITOR:
+            shape = json.dumps(_shape(resource.body), sort_keys=True)
+            if shape not in checked:
+                checked[shape] = problems(resource.kind, resource.body)
+            result = checked[shape]
+        else:
+            result = problems(resource.kind, resource.body)
+        found += [f"{resource.kind} {resource.key}: {p}" for p in result]
+    return found
+
+
+def _shape(value: Any, key: str = "") -> Any:
+    """The body with its text and numbers blanked, keeping types, keys and the enum `type`."""
+    if isinstance(value, dict):
+        return {k: _shape(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    if isinstance(value, str):
+        return value if key == "type" else ""
+    if isinstance(value, bool) or value is None:
+        return value
+    return type(value)()
 
 
 def _walk(value: Any, path: str, found: list[str]) -> None:

@@ -133,7 +133,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _check_bodies(resources: Sequence[Resource]) -> None:
     """Every body must be one the Datadog API accepts; a template typo is caught here, not in prod."""
-    found = [f"{r.kind} {r.key}: {p}" for r in resources for p in apimodel.problems(r.kind, r.body)]
+    found = apimodel.rejected(resources)
     if found:
         shown = found[:_MAX_SHOWN] + ([f"... and {len(found) - _MAX_SHOWN} more"] if len(found) > _MAX_SHOWN else [])
         raise ObsError.of(

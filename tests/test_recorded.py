@@ -11,6 +11,7 @@ import pytest
 
 from sync import apimodel
 from sync.plan import diff
+from sync.resources import MONITOR, Resource
 
 RECORDED = sorted((Path(__file__).parent / "fixtures" / "recorded").glob("*.json"))
 
@@ -93,3 +94,18 @@ def test_the_recordings_cover_the_server_rewrites() -> None:
 def test_the_model_check_rejects_what_the_api_would(kind: str, body: dict[str, Any], expected: str) -> None:
     found = apimodel.problems(kind, body)
     assert any(expected in p for p in found), found
+
+
+def test_monitors_of_one_shape_share_a_check_but_each_is_named() -> None:
+    good = {"type": "query alert", "query": "avg(last_5m):a{q:x} > 1", "options": {"thresholds": {"critical": 1}}}
+    bad = {**good, "options": {"thresholds": {"critical": 2}, "evaluation_dela": 900}}
+    resources = [
+        Resource(MONITOR, "prod/a/age", good, "prod"),
+        Resource(MONITOR, "prod/b/age", {**good, "query": "avg(last_5m):a{q:y} > 1"}, "prod"),
+        Resource(MONITOR, "prod/c/age", bad, "prod"),
+        Resource(MONITOR, "prod/d/age", {**bad, "query": "other"}, "prod"),
+    ]
+    assert apimodel.rejected(resources) == [
+        "monitor prod/c/age: options.evaluation_dela: unknown key",
+        "monitor prod/d/age: options.evaluation_dela: unknown key",
+    ]
