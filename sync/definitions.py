@@ -10,9 +10,8 @@ from typing import Any
 
 from . import references, schema, tokens
 from .errors import ObsError
+from .overlay import Overlay, deep_merge
 from .source import Source, read
-
-Settings = Mapping[str, Any]
 
 DEFAULT_RETENTION_SECONDS = 345_600  # SQS default: 4 days
 DEFAULT_IN_FLIGHT_QUOTA = 120_000  # per queue, standard and FIFO alike since AWS raised the FIFO limit
@@ -62,7 +61,7 @@ class Queue:
     topics: tuple[Topic, ...] = ()
     publisher_log: PublisherLog | None = None
     tags: tuple[str, ...] = ()
-    metrics: Mapping[str, Settings] = field(default_factory=dict)
+    metrics: Mapping[str, Overlay] = field(default_factory=dict)
 
     def has(self, feature: str) -> bool:
         """Whether the queue has a feature a metric may require: worker, dlq, topics or slo."""
@@ -81,8 +80,8 @@ class Metric:
     for_each: str
     classes: tuple[str, ...] | None
     requires: frozenset[str]
-    settings: Settings
-    by_class: Mapping[str, Settings]
+    settings: Overlay
+    by_class: Mapping[str, Overlay]
     source: Source = field(repr=False, compare=False)
 
 
@@ -95,8 +94,8 @@ class Environment:
     naming: Mapping[str, str]
     notify: Mapping[str, tuple[str, ...]]
     tags: tuple[str, ...]
-    monitors: Settings
-    metrics: Mapping[str, Settings]
+    monitors: Overlay
+    metrics: Mapping[str, Overlay]
     queues: Mapping[str, Mapping[str, Any]]
     dashboards: Mapping[str, bool]
     source: Source = field(repr=False, compare=False)
@@ -122,6 +121,8 @@ class Definitions:
     environments: tuple[Environment, ...]
     dashboards: tuple[DashboardTemplate, ...]
     inventory: Source = field(repr=False, compare=False)
+    # Each environment's queues with its overrides applied, in inventory order, without the disabled ones.
+    env_queues: Mapping[str, tuple[Queue, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def queue_index(self) -> Mapping[str, int]:
@@ -152,9 +153,27 @@ def load(root: Path) -> Definitions:
     metrics = tuple(_metric(s, classes) for s in _folder(root, "monitors", "metric"))
     dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in _folder(root, "dashboards", "dashboard"))
     environments = tuple(_environment(s) for s in _folder(root, "environments", "environment"))
-    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory)
+    env_queues = {env.name: _queues_in(env, inventory, queues) for env in environments}
+    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues)
     references.check(defs)
     return defs
+
+
+# Keys of an environment's queue override that are not queue attributes.
+_OVERRIDE_ONLY = ("enabled", "monitors", "metrics")
+
+
+def _queues_in(env: Environment, inventory: Source, queues: tuple[Queue, ...]) -> tuple[Queue, ...]:
+    """The inventory as this environment sees it: its queue overrides merged in, disabled queues left out."""
+    out = []
+    for index, queue in enumerate(queues):
+        override = env.queues.get(queue.name, {})
+        if override.get("enabled", True) is False:
+            continue
+        attributes = {k: v for k, v in override.items() if k not in _OVERRIDE_ONLY}
+        merged = deep_merge(inventory.data["queues"][index], attributes)
+        out.append(queue_from(merged, env.source, ("queues", queue.name)) if attributes else queue)
+    return tuple(out)
 
 
 def _read(root: Path, relative: str, kind: str) -> Source:

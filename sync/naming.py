@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from . import tokens
-from .definitions import Definitions, Environment, PublisherLog, Queue, queue_from
-
-# Keys of an environment's queue override that are not queue attributes.
-_OVERRIDE_ONLY = ("enabled", "monitors", "metrics")
+from .definitions import Definitions, Environment, PublisherLog, Queue
 
 
 @dataclass(frozen=True)
@@ -35,31 +30,6 @@ class PlacedQueue:
     topics: tuple[PlacedTopic, ...]
     publisher_log: PublisherLog | None
     queue: Queue
-
-
-def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
-    """Overlay wins; mappings merge key by key; an explicit null removes the key."""
-    out = dict(base)
-    for key, value in overlay.items():
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def queue_in(defs: Definitions, env: Environment, index: int) -> Queue | None:
-    """The inventory's queue `index` as this environment sees it, or None when disabled there."""
-    raw = defs.inventory.data["queues"][index]
-    override = env.queues.get(raw["name"], {})
-    if override.get("enabled", True) is False:
-        return None
-    attributes = {k: v for k, v in override.items() if k not in _OVERRIDE_ONLY}
-    if not attributes:
-        return defs.queues[index]
-    return queue_from(deep_merge(raw, attributes), env.source, ("queues", raw["name"]))
 
 
 def place(env: Environment, queue: Queue) -> PlacedQueue:
@@ -100,9 +70,4 @@ def place(env: Environment, queue: Queue) -> PlacedQueue:
 def placed_queues(defs: Definitions, env_name: str) -> tuple[PlacedQueue, ...]:
     """Every queue enabled in the environment, placed there, in inventory order."""
     env = defs.environment(env_name)
-    placed = []
-    for index in range(len(defs.queues)):
-        queue = queue_in(defs, env, index)
-        if queue is not None:
-            placed.append(place(env, queue))
-    return tuple(placed)
+    return tuple(place(env, queue) for queue in defs.env_queues[env.name])

@@ -8,7 +8,7 @@ from typing import Any
 
 from .definitions import Definitions, Environment, Metric, Queue
 from .errors import ObsError
-from .naming import deep_merge
+from .overlay import deep_merge
 from .source import KeyPath, Source
 
 # Defaults under every metric: AWS metrics are crawled from CloudWatch 10-20 minutes late.
