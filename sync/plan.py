@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .resources import KIND_ORDER, Resource
+from .resources import KIND_ORDER, Resource, title_of
 
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
 ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
@@ -78,7 +78,7 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live]) -> Pl
         fields = diff(resource.body, current.body)
         changes.append(_change(UPDATE if fields else UNCHANGED, resource, current.id, fields))
     for (kind, key), orphan in owned.items():
-        title = str(orphan.body.get("name") or orphan.body.get("title") or "")
+        title = title_of(orphan.body)
         changes.append(Change(DELETE, kind, str(key), title, env, id=orphan.id))
     changes.sort(key=lambda c: (KIND_ORDER.index(c.kind), c.key))
     unmanaged = tuple(sorted((o for o in live if o.key is None), key=lambda o: (o.kind, o.id)))

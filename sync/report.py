@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from .plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
+from .resources import title_of
 
 _SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
 _COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
@@ -62,10 +63,7 @@ def as_json(plan: Plan, *, against: str) -> str:
         "against": against,
         "summary": plan.count(),
         "changes": [_change_json(c) for c in plan.changes],
-        "unmanaged": [
-            {"kind": o.kind, "id": o.id, "title": str(o.body.get("name") or o.body.get("title") or "")}
-            for o in plan.unmanaged
-        ],
+        "unmanaged": [{"kind": o.kind, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 

@@ -27,7 +27,12 @@ class Resource:
 
     @property
     def title(self) -> str:
-        return str(self.body.get("name") or self.body.get("title") or "")
+        return title_of(self.body)
+
+
+def title_of(body: Mapping[str, Any]) -> str:
+    """What a person calls the object: a monitor's name, a dashboard's title."""
+    return str(body.get("name") or body.get("title") or "")
 
 
 def sort_key(resource: Resource) -> tuple[int, str]:
