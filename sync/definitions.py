@@ -195,6 +195,13 @@ def _folder(root: Path, folder: str, kind: str) -> list[Source]:
     sources = []
     for path in files:
         relative = f"{folder}/{path.name}"
+        twins = [p.name for p in files if p.stem == path.stem and p != path]
+        if twins:
+            raise ObsError.of(
+                f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}",
+                "keep one of the two files",
+                file=relative,
+            )
         source = _read(root, relative, kind)
         if source.data["name"] != path.stem:
             raise source.error(
@@ -236,6 +243,10 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
                 f"min_tasks {worker['min_tasks']} is above max_tasks {worker['max_tasks']}",
                 "lower min_tasks or raise max_tasks",
             )
+    topic_names = [t["name"] for t in raw.get("topics", ())]
+    for index, name in enumerate(topic_names):
+        if name in topic_names[:index]:
+            raise source.error((*at, "topics", index, "name"), f"topic '{name}' is listed twice", "list it once")
     dlq = raw.get("dlq")
     if dlq is not None and {"name", "max_receive_count"} - set(dlq):
         raise source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them")

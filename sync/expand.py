@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
 from . import tokens
 from .definitions import Definitions, Environment, Metric, Queue
+from .errors import ObsError
 from .naming import PlacedQueue, PlacedTopic, placed_queues
 from .references import QUERY_TAIL, features_needed
 from .resources import DASHBOARD, KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource, dashboard_marker, sort_key
 from .settings import Settings, settings_for
 
-# Severity -> Datadog message condition; recoveries go to whoever heard the alert, so pagers resolve.
+# Severity -> Datadog message conditions that notify its audience.
 _ROUTES = (
     ("alert", "is_alert"),
-    ("alert", "is_alert_recovery"),
+    ("alert", "is_recovery"),  # any recovery, so an incident opened by an alert resolves even via warning
     ("warning", "is_warning"),
     ("warning", "is_warning_recovery"),
     ("no_data", "is_no_data"),
@@ -31,7 +33,11 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     placed = placed_queues(defs, env_name)
     monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric)]
     dashboards = [_dashboard(env, placed, t.name, t.body) for t in defs.dashboards if env.dashboards.get(t.name, True)]
-    return tuple(sorted([*monitors, *dashboards], key=sort_key))
+    resources = sorted([*monitors, *dashboards], key=sort_key)
+    for before, after in itertools.pairwise(resources):
+        if (before.kind, before.key) == (after.kind, after.key):
+            raise ObsError.of(f"two {after.kind}s would share the key {after.key}", "give them distinct names")
+    return tuple(resources)
 
 
 def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:

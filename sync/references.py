@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import query, tokens
+from .resources import RESERVED_TAG_KEYS
 from .source import KeyPath, Source
 
 if TYPE_CHECKING:
-    from .definitions import Definitions, Metric
+    from .definitions import Definitions, Environment, Metric
 
 # The query's threshold is generated from options.thresholds.critical, so both always agree.
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
@@ -21,11 +23,13 @@ def check(defs: Definitions) -> None:
     metrics = {m.name: m for m in defs.metrics}
     queues = {q.name for q in defs.queues}
     for metric in defs.metrics:
+        _check_tokens(metric.source, ("title",), metric.title, tokens.MONITOR)
         _check_layer(metric.source, (), metric.settings, metric, defs)
         for cls, settings in metric.by_class.items():
             _check_layer(metric.source, ("by_class", cls), settings, metric, defs)
     for index, queue in enumerate(defs.queues):
         at: KeyPath = ("queues", index)
+        _check_tags(defs.inventory, (*at, "tags"), queue.tags)
         for name, settings in queue.metrics.items():
             metric = _known(metrics, name, defs.inventory, (*at, "metrics", name), "metric")
             _check_layer(defs.inventory, (*at, "metrics", name), settings, metric, defs)
@@ -39,18 +43,20 @@ def check(defs: Definitions) -> None:
             _check_tokens(template.source, path, text, tokens.DASHBOARD)
     for env in defs.environments:
         src = env.source
+        _check_tags(src, ("tags",), env.tags)
         for kind, pattern in env.naming.items():
             _check_tokens(src, ("naming", kind), pattern, tokens.NAMING)
-        _check_layer(src, ("monitors",), env.monitors, None, defs, env.notify)
+        _check_layer(src, ("monitors",), env.monitors, None, defs, env)
         for name, settings in env.metrics.items():
             metric = _known(metrics, name, src, ("metrics", name), "metric")
-            _check_layer(src, ("metrics", name), settings, metric, defs, env.notify)
+            _check_layer(src, ("metrics", name), settings, metric, defs, env)
         for qname, override in env.queues.items():
             _known_name(queues, qname, src, ("queues", qname), "queue", "queues.yaml")
-            _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, defs, env.notify)
+            _check_tags(src, ("queues", qname, "tags"), override.get("tags", ()))
+            _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, defs, env)
             for name, settings in override.get("metrics", {}).items():
                 metric = _known(metrics, name, src, ("queues", qname, "metrics", name), "metric")
-                _check_layer(src, ("queues", qname, "metrics", name), settings, metric, defs, env.notify)
+                _check_layer(src, ("queues", qname, "metrics", name), settings, metric, defs, env)
         for name in env.dashboards:
             _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
 
@@ -76,7 +82,7 @@ def _check_layer(
     settings: Mapping[str, Any],
     metric: Metric | None,
     defs: Definitions,
-    notify: Mapping[str, Any] | None = None,
+    env: Environment | None = None,
 ) -> None:
     needed = features_needed(metric) if metric else None
     for key in ("query", "message"):
@@ -95,18 +101,35 @@ def _check_layer(
                     )
     if "query" in settings:
         _check_query(source, (*at, "query"), settings["query"])
+    _check_thresholds(source, (*at, "thresholds"), settings.get("thresholds", {}))
     for severity, audience in settings.get("notify", {}).items():
         if audience == "none":
             continue
-        envs = [notify] if notify is not None else [e.notify for e in defs.environments]
-        for env_notify in envs:
-            if audience not in env_notify:
-                known = ", ".join(sorted(env_notify)) or "(none declared)"
+        for target in [env] if env is not None else defs.environments:
+            if audience not in target.notify:
+                known = ", ".join(sorted(target.notify)) or "(none declared)"
                 raise source.error(
                     (*at, "notify", severity),
-                    f"unknown audience '{audience}'",
-                    f"use 'none' or an audience every environment's notify declares: {known}",
+                    f"audience '{audience}' is not declared in environments/{target.name}.yaml",
+                    f"use 'none', or an audience its notify declares: {known}",
                 )
+
+
+def _check_tags(source: Source, at: KeyPath, tags: Iterable[str]) -> None:
+    for index, tag in enumerate(tags):
+        key = tag.split(":", 1)[0]
+        if key in RESERVED_TAG_KEYS:
+            raise source.error(
+                (*at, index),
+                f"tag key '{key}' is set by obs itself",
+                "use another key; obs tags every monitor with " + ", ".join(f"{k}:" for k in sorted(RESERVED_TAG_KEYS)),
+            )
+
+
+def _check_thresholds(source: Source, at: KeyPath, thresholds: Mapping[str, Any]) -> None:
+    for name, value in thresholds.items():
+        if value is not None and not math.isfinite(value):
+            raise source.error((*at, name), f"threshold {value} is not a finite number", "write a plain number")
 
 
 def _check_query(source: Source, at: KeyPath, template: str) -> None:

@@ -10,6 +10,9 @@ MANAGED_TAG = "managed-by:obs"
 KEY_TAG_PREFIX = "obs-key:"
 DASHBOARD_MARKER = "managed-by:obs obs-key:"
 
+# Tag keys obs sets itself; a user tag with one of these keys would forge or confuse ownership.
+RESERVED_TAG_KEYS = frozenset({"managed-by", "obs-key", "env", "queue", "metric", "queue-class", "team"})
+
 MONITOR = "monitor"
 DASHBOARD = "dashboard"
 KIND_ORDER = (DASHBOARD, MONITOR)  # dashboards first: monitor messages link to them

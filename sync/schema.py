@@ -117,6 +117,8 @@ def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> 
     if validator in ("additionalProperties", "unevaluatedProperties"):
         key = str(path[-1]) if path else "?"
         close = difflib.get_close_matches(key, _vocabulary(), n=1)
+        if close and close[0] == key:
+            return f"'{key}' cannot be set here", "remove it; see the README for what each file may set"
         return f"unknown key '{key}'", f"did you mean '{close[0]}'?" if close else "remove it or check the spelling"
     if validator == "required":
         return error.message.replace("property", "key"), "add it"
@@ -124,14 +126,14 @@ def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> 
         shown = " or ".join(expected) if isinstance(expected, list) else str(expected)
         article = "an" if shown[0] in "aeiou" else "a"
         return (
-            f"expected {shown}, got {_kind_of(error.instance)} {_short(error.instance)}",
+            f"expected {shown}, got {_kind_of(error.instance)} {_short(error.instance)}".rstrip(),
             f"write {article} {shown} here",
         )
     if validator == "enum":
         return f"{_short(error.instance)} is not allowed", "use one of " + ", ".join(json.dumps(v) for v in expected)
     if validator == "pattern":
-        fix = "use lowercase letters, digits and dashes as the pattern shows"
-        return f"{_short(error.instance)} does not match {expected}", fix
+        fix = cast(Any, error.schema).get("x-fix", f"write it to match {expected}")
+        return f"{_short(error.instance)} is not allowed here", fix
     if validator in ("minItems", "minProperties", "minLength"):
         return "must not be empty", "add at least one entry"
     return error.message, "see the schema for this file kind"
@@ -145,10 +147,12 @@ def _kind_of(value: Any) -> str:
         str: "string",
         list: "list",
         dict: "mapping",
-        type(None): "nothing",
+        type(None): "null",
     }.get(type(value), type(value).__name__)
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, default=str)
+    if value is None:
+        return ""
+    text = json.dumps(value, default=str, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -43,44 +43,71 @@ _constructor = yaml.constructor.SafeConstructor()
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: several times faster
 
 
-def _build(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], file: str) -> Any:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        _constructor.flatten_mapping(node)  # resolve `<<` merge keys before checking duplicates
+_MAX_VALUES = 1_000_000  # aliases can make a small file expand without bound ("billion laughs")
+
+
+class _Builder:
+    """Plain data from a YAML node tree, recording lines and refusing silent duplicate keys."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.lines: dict[KeyPath, int] = {}
+        self.values = 0
+
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        self.values += 1
+        if self.values > _MAX_VALUES:
+            raise ObsError.of(
+                f"the file expands to more than {_MAX_VALUES:,} values", "use fewer YAML aliases", file=self.file
+            )
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return _constructor.construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
+        explicit = len([k for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"])
+        _constructor.flatten_mapping(node)  # `<<` merge keys first, then the mapping's own keys
+        merged = len(node.value) - explicit
         out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
+        from_merge: set[str] = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             key = _constructor.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
-                raise ObsError.of(f"key {key!r} is not text", "quote it", file=file, line=line, key=dotted(path))
-            if key in out:
+                raise ObsError.of(f"key {key!r} is not text", "quote it", file=self.file, line=line, key=dotted(path))
+            if key in out and key not in from_merge:
                 raise ObsError.of(
-                    f"duplicate key '{key}' (first on line {lines[(*path, key)]})",
+                    f"duplicate key '{key}' (first on line {self.lines[(*path, key)]})",
                     "remove one of them; YAML would silently keep only the last",
-                    file=file,
+                    file=self.file,
                     line=line,
                     key=dotted((*path, key)),
                 )
-            lines[(*path, key)] = line
-            out[key] = _build(value_node, (*path, key), lines, file)
+            # A key of the mapping's own overrides one merged in with `<<`, as YAML intends.
+            (from_merge.add if index < merged else from_merge.discard)(key)
+            self.lines[(*path, key)] = line
+            out[key] = self.build(value_node, (*path, key))
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(item, (*path, i), lines, file) for i, item in enumerate(node.value)]
-    return _constructor.construct_object(node, deep=True)
 
 
 def parse(text: str, file: str) -> Source:
     """Parse YAML text; a syntax error names the line and column."""
-    lines: dict[KeyPath, int] = {}
     try:
         node = yaml.compose(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         col = f" (column {mark.column + 1})" if mark else ""
+        lines = text.splitlines()
+        tab = mark is not None and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]
         raise ObsError.of(
             f"YAML syntax error{col}: {exc.problem or exc.context}",
-            "check indentation, quoting and colons on that line",
+            "YAML does not allow tabs for indentation: use spaces"
+            if tab
+            else "check indentation, quoting and colons on that line",
             file=file,
             line=line,
         ) from None
@@ -89,11 +116,12 @@ def parse(text: str, file: str) -> Source:
     if node is None:
         raise ObsError.of("the file is empty", "add its definitions or delete the file", file=file)
     try:
-        data = _build(node, (), lines, file)
+        builder = _Builder(file)
+        data = builder.build(node, ())
     except yaml.constructor.ConstructorError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise ObsError.of(f"YAML error: {exc.problem}", "fix the value", file=file, line=line) from None
-    return Source(path=file, data=data, lines=lines)
+    return Source(path=file, data=data, lines=builder.lines)
 
 
 def read(path: Path, shown_as: str) -> Source:

@@ -69,6 +69,7 @@ def fill_value(value: Any, values: Mapping[str, object]) -> Any:
 
 
 def _text(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    if isinstance(value, float):
+        # Plain decimals: a query takes 0.00005, not 5e-05.
+        return str(int(value)) if value.is_integer() else f"{value:.6f}".rstrip("0")
     return str(value)
