@@ -285,9 +285,15 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
     applies = data.get("applies_to", {})
     for index, cls in enumerate(applies.get("classes", ())):
         _check_class(source, ("applies_to", "classes", index), cls, classes)
+    classes_listed = applies.get("classes")
     for cls in data.get("by_class", {}):
         _check_class(source, ("by_class", cls), cls, classes)
-    classes_listed = applies.get("classes")
+        if classes_listed and cls not in classes_listed:
+            raise source.error(
+                ("by_class", cls),
+                f"by_class.{cls} is never used: the metric applies only to {', '.join(classes_listed)}",
+                f"remove it, or add {cls} to applies_to.classes",
+            )
     return Metric(
         name=data["name"],
         title=data["title"],

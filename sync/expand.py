@@ -10,9 +10,10 @@ from . import tokens
 from .definitions import Definitions, Environment, Metric, Queue
 from .errors import ObsError
 from .naming import PlacedQueue, PlacedTopic, placed_queues
-from .references import QUERY_TAIL, features_needed
+from .references import QUERY_TAIL, base_features, class_features
 from .resources import DASHBOARD, KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource, dashboard_marker, sort_key
 from .settings import Settings, settings_for
+from .source import KeyPath, Source
 
 # Severity -> Datadog message conditions that notify its audience.
 _ROUTES = (
@@ -31,6 +32,8 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     """Every monitor and dashboard the environment should have, sorted by kind then key."""
     env = defs.environment(env_name)
     placed = placed_queues(defs, env_name)
+    for queue in placed:
+        _check_overrides(defs, env, queue.queue)
     monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric)]
     dashboards = [_dashboard(env, placed, t.name, t.body) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     resources = sorted([*monitors, *dashboards], key=sort_key)
@@ -44,16 +47,49 @@ def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
     return {env.name: expand(defs, env.name) for env in defs.environments}
 
 
-def applies(metric: Metric, queue: Queue) -> bool:
-    """A metric applies to a queue of a listed class that has every feature the metric's own templates need."""
+# The queue attribute behind each feature a metric may need.
+_FEATURE_FIELD = {"slo": "slo_seconds", "worker": "worker", "dlq": "dlq", "topics": "topics"}
+
+
+def applies(defs: Definitions, metric: Metric, queue: Queue) -> bool:
+    """A metric applies to a queue of a listed class that has every feature the metric's templates need.
+    What only the class's own settings need is a contract of the class: a queue lacking it is an error."""
     if metric.classes is not None and queue.cls not in metric.classes:
         return False
-    return all(queue.has(feature) for feature in features_needed(metric, queue.cls))
+    if not all(queue.has(feature) for feature in base_features(metric)):
+        return False
+    for feature in sorted(class_features(metric, queue.cls)):
+        if not queue.has(feature):
+            field = _FEATURE_FIELD[feature]
+            raise defs.inventory.error(
+                ("queues", defs.queue_index[queue.name]),
+                f"queue '{queue.name}' has no {field}, which metric '{metric.name}' needs for {queue.cls} queues",
+                f"add {field} to the queue, or change its class",
+            )
+    return True
+
+
+def _check_overrides(defs: Definitions, env: Environment, queue: Queue) -> None:
+    """Settings for a metric that does not apply to the queue would be silently ignored: refuse them."""
+    index = defs.queue_index[queue.name]
+    places: list[tuple[Source, KeyPath, Mapping[str, Any]]] = [
+        (defs.inventory, ("queues", index, "metrics"), queue.metrics),
+        (env.source, ("queues", queue.name, "metrics"), env.queues.get(queue.name, {}).get("metrics", {})),
+    ]
+    metrics = {m.name: m for m in defs.metrics}
+    for source, at, overrides in places:
+        for name in overrides:
+            if not applies(defs, metrics[name], queue):
+                raise source.error(
+                    (*at, name),
+                    f"metric '{name}' does not apply to queue '{queue.name}' ({queue.cls}), so this has no effect",
+                    f"remove it, or make monitors/{name}.yaml apply to the queue",
+                )
 
 
 def _monitors(defs: Definitions, env: Environment, placed: PlacedQueue, metric: Metric) -> list[Resource]:
     queue = placed.queue
-    if not applies(metric, queue):
+    if not applies(defs, metric, queue):
         return []
     settings = settings_for(defs, env, queue, metric)
     if not settings["enabled"]:

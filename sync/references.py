@@ -61,18 +61,32 @@ def check(defs: Definitions) -> None:
             _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
 
 
-def features_needed(metric: Metric, cls: str | None = None) -> frozenset[str]:
-    """What a queue (of class `cls`, or of any class) needs for this metric: its explicit requires
-    plus whatever its own templates use."""
-    needed = set(metric.requires)
+def base_features(metric: Metric) -> frozenset[str]:
+    """What a queue needs for this metric at all: its explicit requires plus what its own templates use."""
+    needed = set(metric.requires) | _features(metric.settings) | _features({"title": metric.title})
     if metric.for_each == "topic":
         needed.add("topics")
-    layers = [metric.settings, *([metric.by_class.get(cls, {})] if cls else metric.by_class.values())]
-    for layer in layers:
-        for key in ("query", "message", "title"):
-            needed.update(f for t in tokens.tokens_in(str(layer.get(key, ""))) if (f := tokens.MONITOR.get(t)))
-        if layer.get("threshold_basis") == "slo_seconds":
-            needed.add("slo")
+    return frozenset(needed)
+
+
+def class_features(metric: Metric, cls: str) -> frozenset[str]:
+    """What the metric's settings for one class add: a queue of that class must have these."""
+    return _features(metric.by_class.get(cls, {})) - base_features(metric)
+
+
+def _all_features(metric: Metric) -> frozenset[str]:
+    return base_features(metric).union(*(_features(s) for s in metric.by_class.values()))
+
+
+def _features(layer: Mapping[str, Any]) -> frozenset[str]:
+    needed = {
+        f
+        for key in ("query", "message", "title")
+        for t in tokens.tokens_in(str(layer.get(key, "")))
+        if (f := tokens.MONITOR.get(t))
+    }
+    if layer.get("threshold_basis") == "slo_seconds":
+        needed.add("slo")
     return frozenset(needed)
 
 
@@ -84,7 +98,7 @@ def _check_layer(
     defs: Definitions,
     env: Environment | None = None,
 ) -> None:
-    needed = features_needed(metric) if metric else None
+    needed = _all_features(metric) if metric else None
     for key in ("query", "message"):
         if key not in settings:
             continue
