@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from . import apimodel, report, schema
 from .definitions import Definitions, load
@@ -40,8 +41,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 1 like every other error: 2 means "changes pending" to CI."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="obs",
         description="Datadog monitors and dashboards for SNS -> SQS -> ECS job queues, as code.",
         epilog="Exit codes: 0 ok or no changes, 1 error, 2 changes pending (with --detailed-exitcode).",

@@ -93,3 +93,13 @@ def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path
         assert first_line.endswith(f"{kind}.schema.json"), "each example file names its schema for editors"
         validator = jsonschema.Draft202012Validator(schemas[f"{kind}.schema.json"], registry=registry)
         validator.validate(yaml.safe_load((ROOT / file).read_text()))
+
+
+@pytest.mark.parametrize(
+    "argv", [["plan", "--env", "prod", "--offline", "--format", "yaml"], ["render", "--env", "prod"], ["frobnicate"]]
+)
+def test_usage_errors_exit_1_not_the_changes_pending_code(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 1
+    assert "error:" in capsys.readouterr().err

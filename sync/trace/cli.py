@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..errors import ObsError
 from .aws import Clients, connect
@@ -24,7 +24,7 @@ FOUND = 3  # exit code when failed deliveries were found
 Connector = Callable[[str, str | None], Clients]
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "trace",
         help="name the messages that failed SNS -> SQS delivery, and why",
