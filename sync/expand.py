@@ -34,7 +34,11 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     placed = placed_queues(defs, env_name)
     for queue in placed:
         _check_overrides(defs, env, queue.queue)
-    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric)]
+    feeds: dict[str, list[str]] = {}  # topic -> the queues it feeds here
+    for queue in placed:
+        for topic in queue.topics:
+            feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
+    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric, feeds)]
     dashboards = [_dashboard(env, placed, t.name, t.body) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     resources = sorted([*monitors, *dashboards], key=sort_key)
     for before, after in itertools.pairwise(resources):
@@ -87,7 +91,9 @@ def _check_overrides(defs: Definitions, env: Environment, queue: Queue) -> None:
                 )
 
 
-def _monitors(defs: Definitions, env: Environment, placed: PlacedQueue, metric: Metric) -> list[Resource]:
+def _monitors(
+    defs: Definitions, env: Environment, placed: PlacedQueue, metric: Metric, feeds: Mapping[str, list[str]]
+) -> list[Resource]:
     queue = placed.queue
     if not applies(defs, metric, queue):
         return []
@@ -96,7 +102,9 @@ def _monitors(defs: Definitions, env: Environment, placed: PlacedQueue, metric: 
         return []
     base_key = f"{env.name}/{queue.name}/{metric.name}"
     if metric.for_each == "topic":
-        return [_monitor(env, placed, metric, settings, f"{base_key}/{t.name}", t) for t in placed.topics]
+        # A topic's metric is the topic's: one monitor, kept by the first of the queues it feeds (by name).
+        mine = [t for t in placed.topics if min(feeds[t.sns_name]) == placed.sqs_name]
+        return [_monitor(env, placed, metric, settings, f"{base_key}/{t.name}", (t, feeds[t.sns_name])) for t in mine]
     return [_monitor(env, placed, metric, settings, base_key, None)]
 
 
@@ -106,7 +114,7 @@ def _monitor(
     metric: Metric,
     settings: Settings,
     key: str,
-    topic: PlacedTopic | None,
+    topic: tuple[PlacedTopic, list[str]] | None,
 ) -> Resource:
     queue = placed.queue
     thresholds = _thresholds(settings, queue, key)
@@ -202,7 +210,10 @@ def _check_order(settings: Settings, thresholds: Mapping[str, float | int], comp
 
 
 def _token_values(
-    env: Environment, placed: PlacedQueue, topic: PlacedTopic | None, thresholds: Mapping[str, float | int]
+    env: Environment,
+    placed: PlacedQueue,
+    topic: tuple[PlacedTopic, list[str]] | None,
+    thresholds: Mapping[str, float | int],
 ) -> dict[str, object]:
     queue = placed.queue
     values: dict[str, object] = {
@@ -231,7 +242,7 @@ def _token_values(
             max_tasks=queue.worker.max_tasks,
         )
     if topic:
-        values.update(topic=topic.name, topic_name=topic.sns_name)
+        values.update(topic=topic[0].name, topic_name=topic[0].sns_name, topic_queues=", ".join(sorted(topic[1])))
     return values
 
 

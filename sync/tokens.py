@@ -34,6 +34,7 @@ MONITOR: Mapping[str, str | None] = {
     "max_tasks": "worker",
     "topic": "topics",
     "topic_name": "topics",
+    "topic_queues": "topics",
 }
 
 # Tokens a dashboard template may use; list- and object-valued ones only as a whole string.

@@ -66,7 +66,7 @@ def test_example_counts(example: Definitions) -> None:
 def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) -> None:
     monitor = _monitors(example, "prod")["prod/critical/delivery_failures/jobs-critical"]
     assert "topicname:prod-jobs-critical" in monitor.body["query"]
-    assert "obs trace --env prod --topic prod-jobs-critical --queue prod-critical --since 2h" in monitor.body["message"]
+    assert "obs trace --env prod --topic prod-jobs-critical --since 2h" in monitor.body["message"]
 
 
 @pytest.mark.parametrize("env", ENVS)
@@ -131,6 +131,19 @@ def test_notification_by_severity_and_environment(example: Definitions) -> None:
     assert "@pagerduty" not in staging and "{{#is_alert}}@slack-jobs-staging{{/is_alert}}" in staging
     dev = _monitors(example, "dev")["dev/critical/age"].body["message"]
     assert "@" not in dev.replace("{{", "")
+
+
+def test_a_topic_feeding_two_queues_gets_one_monitor(example_copy: Path) -> None:
+    text = (example_copy / "queues.yaml").read_text()
+    (example_copy / "queues.yaml").write_text(
+        text.replace("      - {name: jobs-high}\n", "      - {name: jobs-critical}\n")
+    )
+    monitors = _monitors(load(example_copy), "prod")
+    failures = {k: m for k, m in monitors.items() if "/delivery_failures/" in k}
+    assert "prod/critical/delivery_failures/jobs-critical" in failures
+    assert not any(k.startswith("prod/high/") for k in failures)
+    message = failures["prod/critical/delivery_failures/jobs-critical"].body["message"]
+    assert "the queues it feeds (prod-critical, prod-high)" in message
 
 
 # --- precedence: each layer overrides the ones below it -------------------------------------------------------
