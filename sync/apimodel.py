@@ -27,33 +27,40 @@ def _client() -> ApiClient:
     return ApiClient(Configuration())  # type: ignore[no-untyped-call]
 
 
+Problem = tuple[str, str]  # (dotted path in the body, what is wrong there)
+
+
 def problems(kind: str, body: Mapping[str, Any]) -> list[str]:
     """What the Datadog API would reject in this create/update body; empty when it is accepted."""
+    return [f"{path or 'body'}: {what}" for path, what in located(kind, body)]
+
+
+def located(kind: str, body: Mapping[str, Any]) -> list[Problem]:
     try:
         model = _client().deserialize(json.dumps(body), (_MODELS[kind],), True)
     except (OpenApiException, TypeError, ValueError) as exc:
-        return [str(exc).splitlines()[0]]
-    found: list[str] = []
+        return [("", str(exc).splitlines()[0])]
+    found: list[Problem] = []
     _walk(model, "", found)
     if not found and model._unparsed:
-        found.append("holds a value the API does not know")
+        found.append(("", "holds a value the API does not know"))
     return found
 
 
-def rejected(resources: Iterable[Resource]) -> list[str]:
-    """Problems of every resource, as `kind key: problem`. obs itself builds monitor bodies, so monitors
-    that differ only in text and numbers share one check (a fleet has few shapes and many monitors)."""
-    found: list[str] = []
-    checked: dict[str, list[str]] = {}
+def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
+    """Problems of every resource. obs itself builds monitor bodies, so monitors that differ only in
+    text and numbers share one check (a fleet has few shapes and many monitors)."""
+    found: list[tuple[Resource, Problem]] = []
+    checked: dict[str, list[Problem]] = {}
     for resource in resources:
         if resource.kind == MONITOR:
             shape = json.dumps(_shape(resource.body), sort_keys=True)
             if shape not in checked:
-                checked[shape] = problems(resource.kind, resource.body)
+                checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
         else:
-            result = problems(resource.kind, resource.body)
-        found += [f"{resource.kind} {resource.key}: {p}" for p in result]
+            result = located(resource.kind, resource.body)
+        found += [(resource, problem) for problem in result]
     return found
 
 
@@ -70,23 +77,23 @@ def _shape(value: Any, key: str = "") -> Any:
     return type(value)()
 
 
-def _walk(value: Any, path: str, found: list[str]) -> None:
+def _walk(value: Any, path: str, found: list[Problem]) -> None:
     if isinstance(value, UnparsedObject):
-        found.append(f"{path or 'body'}: matches no shape the API knows")
+        found.append((path, "matches no shape the API knows"))
     elif isinstance(value, ModelComposed):
         for instance in value._composed_instances:
             if isinstance(instance, ModelNormal):
                 _walk(instance, path, found)
             else:
-                found.append(f"{path or 'body'}: matches no shape the API knows (unknown key or type?)")
+                found.append((path, "matches no shape the API knows (a wrong widget type or key?)"))
     elif isinstance(value, ModelSimple):
         if value._unparsed:
-            found.append(f"{path}: {value.value!r} is not an allowed value")
+            found.append((path, f"{value.value!r} is not an allowed value"))
     elif isinstance(value, ModelNormal):
         known = type(value).attribute_map
         for name, item in value._data_store.items():
             if name not in known:
-                found.append(f"{_join(path, name)}: unknown key")
+                found.append((_join(path, name), "unknown key"))
             else:
                 _walk(item, _join(path, known[name]), found)
     elif isinstance(value, list):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from . import apimodel, report, schema
+from . import accepted, report, schema
 from .definitions import Definitions, load
 from .errors import ObsError
 from .expand import expand, expand_all
@@ -20,7 +20,6 @@ from .trace import cli as trace_cli
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
-_MAX_SHOWN = 20
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,7 +94,7 @@ def _load(args: argparse.Namespace) -> Definitions:
 def _validate(args: argparse.Namespace) -> int:
     defs = _load(args)
     rendered = expand_all(defs)
-    _check_bodies([r for resources in rendered.values() for r in resources])
+    accepted.check(defs, [r for resources in rendered.values() for r in resources])
     counts = ", ".join(f"{env}: {_count(resources)}" for env, resources in rendered.items())
     print(
         f"ok: {len(defs.queues)} queues, {len(defs.metrics)} metrics, {len(defs.environments)} environments ({counts})"
@@ -104,8 +103,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    resources = expand(_load(args), args.env)
-    _check_bodies(resources)
+    defs = _load(args)
+    resources = expand(defs, args.env)
+    accepted.check(defs, resources)
     files = {args.out / f"{r.kind}s" / f"{r.key.replace('/', '.')}.json": r for r in resources}
     for folder in {path.parent for path in files} | {args.out / "monitors", args.out / "dashboards"}:
         folder.mkdir(parents=True, exist_ok=True)
@@ -132,23 +132,13 @@ def _plan(args: argparse.Namespace) -> int:
         raise ObsError.of(
             "the live plan is not available in this version", "add --offline to plan against an empty org"
         )
-    desired = expand(_load(args), args.env)
-    _check_bodies(desired)
+    defs = _load(args)
+    desired = expand(defs, args.env)
+    accepted.check(defs, desired)
     plan = make_plan(args.env, desired, live=())
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     sys.stdout.write(report.render(plan, args.format, against="an empty org (offline)", colour=colour))
     return EXIT_CHANGES if args.detailed_exitcode and plan.pending else EXIT_OK
-
-
-def _check_bodies(resources: Sequence[Resource]) -> None:
-    """Every body must be one the Datadog API accepts; a template typo is caught here, not in prod."""
-    found = apimodel.rejected(resources)
-    if found:
-        shown = found[:_MAX_SHOWN] + ([f"... and {len(found) - _MAX_SHOWN} more"] if len(found) > _MAX_SHOWN else [])
-        raise ObsError.of(
-            "the Datadog API would reject these bodies:\n  " + "\n  ".join(shown),
-            "fix the template they come from (monitors/ or dashboards/)",
-        )
 
 
 def _count(resources: Sequence[Resource]) -> str:

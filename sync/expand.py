@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import tokens
-from .definitions import Definitions, Environment, Metric, Queue
+from .definitions import DashboardTemplate, Definitions, Environment, Metric, Queue
 from .errors import ObsError
 from .naming import PlacedQueue, PlacedTopic, placed_queues
 from .references import QUERY_TAIL, base_features, class_features
@@ -39,7 +39,7 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
         for topic in queue.topics:
             feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
     monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric, feeds)]
-    dashboards = [_dashboard(env, placed, t.name, t.body) for t in defs.dashboards if env.dashboards.get(t.name, True)]
+    dashboards = [_dashboard(env, placed, t) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     resources = sorted([*monitors, *dashboards], key=sort_key)
     for before, after in itertools.pairwise(resources):
         if (before.kind, before.key) == (after.kind, after.key):
@@ -285,14 +285,23 @@ def _message(
     return "\n".join(lines)
 
 
-def _dashboard(env: Environment, placed: tuple[PlacedQueue, ...], name: str, template: Mapping[str, Any]) -> Resource:
-    key = f"{env.name}/{name}"
-    values = _dashboard_values(env, placed)
-    body = {k: v for k, v in template.items() if k not in ("name", "$schema")}
-    body = tokens.fill_value(body, values)
+def _dashboard(env: Environment, placed: tuple[PlacedQueue, ...], template: DashboardTemplate) -> Resource:
+    key = f"{env.name}/{template.name}"
+    body = {k: v for k, v in template.body.items() if k not in ("name", "$schema")}
+    body = tokens.fill_value(body, _dashboard_values(env, placed))
     body.setdefault("layout_type", "ordered")
     description = str(body.get("description", "")).strip()
     body["description"] = "\n\n".join(p for p in (description, dashboard_marker(key)) if p)
+    for index, variable in enumerate(body.get("template_variables", [])):
+        # The API refuses both forms at once, and an empty default (seen in recorded exchanges).
+        if "default" in variable and "defaults" in variable:
+            raise template.source.error(
+                ("template_variables", index), "both default and defaults are set", "keep defaults, a list"
+            )
+        if "" in variable.get("defaults", []):
+            raise template.source.error(
+                ("template_variables", index, "defaults"), f"an empty default in {env.name}", "remove it, or use *"
+            )
     return Resource(kind=DASHBOARD, key=key, body=body, env=env.name)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -37,6 +38,14 @@ def dotted(path: KeyPath) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
     return out
+
+
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def undotted(path: str) -> KeyPath:
+    """The key path of a dotted one: `widgets[0].definition` -> ("widgets", 0, "definition")."""
+    return tuple(int(index) if index else name for name, index in _PART.findall(path))
 
 
 _constructor = yaml.constructor.SafeConstructor()

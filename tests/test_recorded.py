@@ -105,7 +105,7 @@ def test_monitors_of_one_shape_share_a_check_but_each_is_named() -> None:
         Resource(MONITOR, "prod/c/age", bad, "prod"),
         Resource(MONITOR, "prod/d/age", {**bad, "query": "other"}, "prod"),
     ]
-    assert apimodel.rejected(resources) == [
-        "monitor prod/c/age: options.evaluation_dela: unknown key",
-        "monitor prod/d/age: options.evaluation_dela: unknown key",
+    assert [(r.key, problem) for r, problem in apimodel.rejected(resources)] == [
+        ("prod/c/age", ("options.evaluation_dela", "unknown key")),
+        ("prod/d/age", ("options.evaluation_dela", "unknown key")),
     ]

@@ -1,0 +1,42 @@
+"""Refuse bodies the Datadog API would reject, naming the definition they came from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import apimodel
+from .definitions import Definitions
+from .errors import ObsError, Problem
+from .resources import DASHBOARD, Resource
+from .source import undotted
+
+_MAX_SHOWN = 20
+
+
+def check(defs: Definitions, resources: Sequence[Resource]) -> None:
+    """A dashboard problem points into its template, once for all environments that share it."""
+    found: dict[tuple[str, str, str, str], list[str]] = {}
+    for resource, (path, what) in apimodel.rejected(resources):
+        origin = resource.key.split("/", 1)[1] if resource.kind == DASHBOARD else resource.key
+        found.setdefault((resource.kind, origin, path, what), []).append(resource.env)
+    if not found:
+        return
+    problems = []
+    for (kind, origin, path, what), envs in found.items():
+        where = f"{path or 'body'}: {what}"
+        if kind == DASHBOARD:
+            template = next(t for t in defs.dashboards if t.name == origin)
+            problems.append(
+                Problem(
+                    what=f"the Datadog API would reject {where} (in {', '.join(sorted(set(envs)))})",
+                    fix="fix the widget or variable there; the Datadog dashboard API reference lists its keys",
+                    file=template.source.path,
+                    line=template.source.line_of(undotted(path)),
+                )
+            )
+        else:
+            problems.append(Problem(what=f"monitor {origin}: the Datadog API would reject {where}", fix="report it"))
+    shown = problems[:_MAX_SHOWN]
+    if len(problems) > _MAX_SHOWN:
+        shown.append(Problem(what=f"... and {len(problems) - _MAX_SHOWN} more"))
+    raise ObsError(*shown)
