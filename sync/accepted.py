@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import apimodel
-from .definitions import Definitions
 from .errors import ObsError, Problem
+from .model import Definitions
 from .resources import DASHBOARD, Resource
 from .source import undotted
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import accepted, report, schema
-from .definitions import Definitions, load
+from .definitions import load
 from .errors import ObsError
 from .expand import expand, expand_all
+from .model import Definitions
 from .plan import make_plan
 from .resources import Resource
 from .trace import cli as trace_cli

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import tokens
-from .definitions import Definitions, Environment, PublisherLog, Queue
+from .model import Definitions, Environment, PublisherLog, Queue
 
 
 @dataclass(frozen=True)

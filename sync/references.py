@@ -13,7 +13,7 @@ from .resources import RESERVED_TAG_KEYS
 from .source import KeyPath, Source
 
 if TYPE_CHECKING:
-    from .definitions import Definitions, Environment, Metric
+    from .model import Definitions, Environment, Metric
 
 # The query's threshold is generated from options.thresholds.critical, so both always agree.
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .definitions import Definitions, Environment, Metric, Queue
 from .errors import ObsError
+from .model import Definitions, Environment, Metric, Queue
 from .overlay import deep_merge
 from .source import KeyPath, Source
 

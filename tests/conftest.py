@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sync.definitions import Definitions, load
+from sync.definitions import load
+from sync.model import Definitions
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITION_PARTS = ("queues.yaml", "environments", "monitors", "dashboards")

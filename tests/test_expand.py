@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from sync import apimodel
-from sync.definitions import Definitions, load
+from sync.definitions import load
 from sync.expand import expand, expand_all
+from sync.model import Definitions
 from sync.resources import DASHBOARD, MONITOR, Resource
 
 ENVS = ("dev", "prod", "staging")

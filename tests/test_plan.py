@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from sync.definitions import Definitions
 from sync.expand import expand
+from sync.model import Definitions
 from sync.plan import CREATE, DELETE, UNCHANGED, UPDATE, FieldChange, Live, diff, make_plan
 from sync.resources import MONITOR, Resource
 

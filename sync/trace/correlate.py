@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..definitions import PublisherLog
+from ..model import PublisherLog
 from .aws import Clients
 from .failures import Failure
 from .logs import Progress, filter_events

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..definitions import PublisherLog
 from ..errors import ObsError
+from ..model import PublisherLog
 from .events import parse_time
 
 _ARN = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,256})$")

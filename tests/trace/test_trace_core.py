@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from sync.definitions import Definitions, PublisherLog
 from sync.errors import ObsError
+from sync.model import Definitions, PublisherLog
 from sync.naming import placed_queues
 from sync.trace import causes
 from sync.trace.checks import CONFIRMS, CONTRADICTS, INCONCLUSIVE, judge
