@@ -44,7 +44,10 @@ def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict
         "account_id": env.account_id,
         "site": env.site,
         "queue_names": names([q.sqs_name for q in placed]),
-        "dlq_names": names([q.dlq_sqs_name for q in placed if q.dlq_sqs_name]),
+        "dlq_names": names(
+            [q.dlq_sqs_name for q in placed if q.dlq_sqs_name]
+            + [t.subscription_dlq for q in placed for t in q.topics if t.subscription_dlq]
+        ),
         "service_names": names([q.service for q in placed if q.service]),
         "topic_names": names([t.sns_name for q in placed for t in q.topics]),
         "slo_markers": markers,

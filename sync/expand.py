@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+from . import tokens
 from .dashboard import dashboard
 from .errors import ObsError
 from .model import Definitions, Environment, Metric, Queue
@@ -13,7 +14,7 @@ from .monitor import monitor
 from .naming import PlacedQueue, placed_queues
 from .references import base_features, class_features
 from .resources import Resource, sort_key
-from .settings import settings_for
+from .settings import Settings, settings_for
 from .source import KeyPath, Source
 
 
@@ -90,8 +91,16 @@ def _monitors(
     if not settings["enabled"]:
         return []
     base_key = f"{env.name}/{queue.name}/{metric.name}"
+    if metric.for_each == "queue":
+        return [monitor(env, placed, metric, settings, base_key, None)]
+    topics = placed.topics
     if metric.for_each == "topic":
         # A topic's metric is the topic's: one monitor, kept by the first of the queues it feeds (by name).
-        mine = [t for t in placed.topics if min(feeds[t.sns_name]) == placed.sqs_name]
-        return [monitor(env, placed, metric, settings, f"{base_key}/{t.name}", (t, feeds[t.sns_name])) for t in mine]
-    return [monitor(env, placed, metric, settings, base_key, None)]
+        topics = tuple(t for t in topics if min(feeds[t.sns_name]) == placed.sqs_name)
+    if _uses(settings, "subscription_dlq_name"):
+        topics = tuple(t for t in topics if t.subscription_dlq)  # only subscriptions that have a DLQ
+    return [monitor(env, placed, metric, settings, f"{base_key}/{t.name}", (t, feeds[t.sns_name])) for t in topics]
+
+
+def _uses(settings: Settings, token: str) -> bool:
+    return any(token in tokens.tokens_in(settings[field]) for field in ("query", "message"))

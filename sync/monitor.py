@@ -159,7 +159,10 @@ def _token_values(
             max_tasks=queue.worker.max_tasks,
         )
     if topic:
-        values.update(topic=topic[0].name, topic_name=topic[0].sns_name, topic_queues=", ".join(sorted(topic[1])))
+        placed_topic, fed = topic
+        values.update(topic=placed_topic.name, topic_name=placed_topic.sns_name, topic_queues=", ".join(sorted(fed)))
+        if placed_topic.subscription_dlq:
+            values["subscription_dlq_name"] = placed_topic.subscription_dlq
     return values
 
 

@@ -64,7 +64,7 @@ def check(defs: Definitions) -> None:
 def base_features(metric: Metric) -> frozenset[str]:
     """What a queue needs for this metric at all: its explicit requires plus what its own templates use."""
     needed = set(metric.requires) | _features(metric.settings) | _features({"title": metric.title})
-    if metric.for_each == "topic":
+    if metric.for_each != "queue":
         needed.add("topics")
     return frozenset(needed)
 

@@ -35,6 +35,7 @@ MONITOR: Mapping[str, str | None] = {
     "topic": "topics",
     "topic_name": "topics",
     "topic_queues": "topics",
+    "subscription_dlq_name": "topics",
 }
 
 # Tokens a dashboard template may use; list- and object-valued ones only as a whole string.

@@ -20,8 +20,8 @@ from tests.conftest import ROOT
 def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "validate"]) == 0
     assert capsys.readouterr().out == (
-        "ok: 6 queues, 9 metrics, 3 environments "
-        "(dev: 32 monitors, 1 dashboard, prod: 48 monitors, 1 dashboard, staging: 48 monitors, 1 dashboard)\n"
+        "ok: 6 queues, 10 metrics, 3 environments "
+        "(dev: 33 monitors, 1 dashboard, prod: 49 monitors, 1 dashboard, staging: 49 monitors, 1 dashboard)\n"
     )
 
 
@@ -39,7 +39,7 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
     assert not stale.exists()
     body = json.loads((tmp_path / "monitors" / "prod.critical.age.json").read_text())
     assert body["options"]["thresholds"]["critical"] == 30
-    assert len(list((tmp_path / "monitors").glob("*.json"))) == 48
+    assert len(list((tmp_path / "monitors").glob("*.json"))) == 49
     assert [p.name for p in (tmp_path / "dashboards").iterdir()] == ["prod.oncall.json"]
 
 
@@ -47,13 +47,13 @@ def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("Plan: 33 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert out.endswith("Plan: 34 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_plan_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "staging", "--offline", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["summary"]["create"] == 49
+    assert doc["summary"]["create"] == 50
     assert {c["action"] for c in doc["changes"]} == {"create"}
 
 
@@ -74,7 +74,7 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("Plan: 49 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert result.stdout.endswith("Plan: 50 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:

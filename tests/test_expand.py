@@ -33,7 +33,8 @@ ALL |= {"worker_memory"}
 @pytest.mark.parametrize(
     ("queue", "expected"),
     [
-        ("critical", ALL),
+        # Only critical's subscription declares a redrive DLQ.
+        ("critical", ALL | {"subscription_dlq"}),
         ("high", ALL),
         ("default", ALL),
         # Long jobs: no age SLO; backlog is measured against workers instead.
@@ -61,7 +62,7 @@ def test_example_counts(example: Definitions) -> None:
         env: (sum(r.kind == MONITOR for r in rs), sum(r.kind == DASHBOARD for r in rs))
         for env, rs in expand_all(example).items()
     }
-    assert counts == {"dev": (32, 1), "prod": (48, 1), "staging": (48, 1)}
+    assert counts == {"dev": (33, 1), "prod": (49, 1), "staging": (49, 1)}
 
 
 def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) -> None:
