@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import boto3
+import botocore.session
 from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
@@ -27,14 +28,9 @@ if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
 
-_DENIED = {"AccessDenied", "AccessDeniedException", "AuthorizationError", "UnauthorizedOperation"}
-_MISSING = {
-    "ResourceNotFoundException",
-    "NotFound",
-    "NotFoundException",
-    "AWS.SimpleQueueService.NonExistentQueue",
-    "QueueDoesNotExist",
-}
+NONEXISTENT_QUEUE = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
+DENIED = frozenset({"AccessDenied", "AccessDeniedException", "AuthorizationError", "UnauthorizedOperation"})
+_MISSING = {"ResourceNotFoundException", "NotFound", "NotFoundException", *NONEXISTENT_QUEUE}
 _BAD_CREDENTIALS = {
     "InvalidClientTokenId",
     "UnrecognizedClientException",
@@ -45,15 +41,29 @@ _BAD_CREDENTIALS = {
 }
 
 
+LOGS_ATTEMPTS = 10  # FilterLogEvents allows 5 TPS per account and region: a throttle slows a read, not ends it
+
+
 @dataclass(frozen=True)
 class Clients:
-    """The AWS clients one trace needs, all in the topic's region."""
+    """The AWS clients one trace needs in one region, and a way to reach the same services in another."""
 
     sns: SNSClient
     sqs: SQSClient
     logs: CloudWatchLogsClient
     cloudwatch: CloudWatchClient
     kms: KMSClient
+    region: str = ""
+    regional: Callable[[str], Clients] | None = field(default=None, compare=False, repr=False)
+    _others: dict[str, Clients] = field(default_factory=dict, compare=False, repr=False)
+
+    def in_region(self, region: str) -> Clients:
+        """Clients for a queue's own region: SNS delivers to queues in other regions too."""
+        if not region or region == self.region or self.regional is None:
+            return self
+        if region not in self._others:
+            self._others[region] = self.regional(region)
+        return self._others[region]
 
 
 def connect(region: str, endpoint_url: str | None = None) -> Clients:
@@ -61,12 +71,25 @@ def connect(region: str, endpoint_url: str | None = None) -> Clients:
     with aws_errors("connect to AWS"):
         session = boto3.session.Session(region_name=region)
         config = Config(retries={"mode": "standard"}, user_agent_extra="obs-trace")
+        logs_config = config.merge(Config(retries={"mode": "adaptive", "total_max_attempts": LOGS_ATTEMPTS}))
         return Clients(
             sns=session.client("sns", endpoint_url=endpoint_url, config=config),
             sqs=session.client("sqs", endpoint_url=endpoint_url, config=config),
-            logs=session.client("logs", endpoint_url=endpoint_url, config=config),
+            logs=session.client("logs", endpoint_url=endpoint_url, config=logs_config),
             cloudwatch=session.client("cloudwatch", endpoint_url=endpoint_url, config=config),
             kms=session.client("kms", endpoint_url=endpoint_url, config=config),
+            region=region,
+            regional=lambda other: connect(other, endpoint_url),
+        )
+
+
+def check_region(partition: str, region: str, where: str) -> None:
+    """Refuse a region botocore does not know, so a typo is not reported as a network failure."""
+    known = botocore.session.get_session().get_available_regions("sns", partition_name=partition)
+    if region not in known:
+        raise ObsError.of(
+            f"{where} names unknown region {region!r} (not an AWS region of partition {partition})",
+            "check the spelling (e.g. us-east-1); if the region is new, upgrade boto3",
         )
 
 
@@ -97,7 +120,7 @@ def aws_errors(doing: str, permission: str = "", missing: str = "") -> Iterator[
         if code in _MISSING:
             fix = missing or "check the name, the AWS account and the region"
             raise ObsError.of(f"cannot {doing}: it does not exist ({message})", fix) from exc
-        if code in _DENIED:
+        if code in DENIED:
             fix = f"grant {permission} to the caller" if permission else "grant the caller read access"
             raise ObsError.of(f"cannot {doing}: access denied ({message})", fix) from exc
         if code in _BAD_CREDENTIALS:

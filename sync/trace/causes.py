@@ -30,8 +30,9 @@ TOO_MANY_ATTRIBUTES = "too-many-attributes"
 SQS_THROTTLED = "sqs-throttled"
 UNKNOWN = "unknown"
 
+# <sns-principal> is sns.amazonaws.com, or sns.<region>.amazonaws.com for a topic in an opt-in region
 _POLICY_STATEMENT = (
-    '{"Effect":"Allow","Principal":{"Service":"sns.amazonaws.com"},"Action":"sqs:SendMessage",'
+    '{"Effect":"Allow","Principal":{"Service":"<sns-principal>"},"Action":"sqs:SendMessage",'
     '"Resource":"<queue-arn>","Condition":{"ArnEquals":{"aws:SourceArn":"<topic-arn>"}}}'
 )
 
@@ -42,7 +43,7 @@ CAUSES: dict[str, Cause] = {
             QUEUE_POLICY,
             "Queue policy denies the topic",
             "The queue's access policy does not let this topic send to it (no sqs:SendMessage for "
-            "sns.amazonaws.com, or an aws:SourceArn condition naming another topic). SNS does not retry.",
+            "<sns-principal>, or an aws:SourceArn condition naming another topic). SNS does not retry.",
             f"Add to the queue policy: {_POLICY_STATEMENT}.",
             retried=False,
         ),
@@ -50,10 +51,10 @@ CAUSES: dict[str, Cause] = {
             KMS_ACCESS,
             "KMS key unusable by SNS",
             "The queue is encrypted with a KMS key SNS may not use: the AWS-managed key alias/aws/sqs "
-            "(its policy cannot be changed) or a customer key whose policy does not allow sns.amazonaws.com. "
+            "(its policy cannot be changed) or a customer key whose policy does not allow <sns-principal>. "
             "SNS does not retry.",
             "Encrypt the queue with a customer-managed key whose key policy allows Principal "
-            '{"Service":"sns.amazonaws.com"} kms:GenerateDataKey* and kms:Decrypt, or use SSE-SQS '
+            '{"Service":"<sns-principal>"} kms:GenerateDataKey* and kms:Decrypt, or use SSE-SQS '
             "(SqsManagedSseEnabled) instead of alias/aws/sqs.",
             retried=False,
         ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import causes
 from .live import QueueFacts
@@ -25,10 +25,18 @@ class Check:
     checked: str
     outcome: str  # confirms, contradicts, inconclusive
     detail: str
+    queue_arn: str = ""  # queues of one name may live in several regions or accounts
 
 
 def judge(cause: str, facts: QueueFacts, queue_arn: str, topic_arn: str) -> Check | None:
     """What the live configuration says about a cause; None when there is nothing to look at."""
+    check = _judge(cause, facts, queue_arn, topic_arn)
+    return replace(check, queue_arn=queue_arn) if check is not None else None
+
+
+def _judge(cause: str, facts: QueueFacts, queue_arn: str, topic_arn: str) -> Check | None:
+    if cause not in CHECKABLE:
+        return None
     if facts.exists is None:
         return Check(cause, facts.queue, "queue", INCONCLUSIVE, f"could not read the queue: {facts.unread}")
     if cause == causes.QUEUE_DELETED:
@@ -42,9 +50,7 @@ def judge(cause: str, facts: QueueFacts, queue_arn: str, topic_arn: str) -> Chec
         outcome = {False: CONFIRMS, True: CONTRADICTS, None: INCONCLUSIVE}[verdict.allows]
         detail = verdict.reason + (" (changed since the failure?)" if verdict.allows else "")
         return _check(cause, facts, "queue policy", outcome, detail)
-    if cause in {causes.KMS_ACCESS, causes.KMS_DISABLED, causes.KMS_NOT_FOUND}:
-        return _judge_key(cause, facts, topic_arn)
-    return None
+    return _judge_key(cause, facts, topic_arn)
 
 
 def _check(cause: str, facts: QueueFacts, checked: str, outcome: str, detail: str) -> Check:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import ObsError
-from .aws import Clients, connect
+from .aws import Clients, check_region, connect
 from .failures import Window
 from .logs import Progress
 from .placement import resolve_queues, target_from_definitions
@@ -51,7 +51,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default="auto",
         help="how to read the log: FilterLogEvents, Logs Insights, or auto (Insights beyond 6 h)",
     )
-    parser.add_argument("--no-metrics", action="store_true", help="skip the per-minute metric summary")
+    parser.add_argument("--no-metrics", action="store_true", help="skip the NumberOfNotificationsFailed summary")
     parser.add_argument("--endpoint-url", help="AWS endpoint override (default: AWS_ENDPOINT_URL, else AWS)")
     parser.set_defaults(handler=run)
 
@@ -71,14 +71,16 @@ def execute(
     out = out or sys.stdout
     err = err or sys.stderr
     target = _target(args)
-    start, end = window_bounds(args.since, args.start, args.end, now or datetime.now(UTC))
-    window = Window(start, end, parse_duration(args.slack))
+    check_region(target.partition, target.region, f"topic {target.topic_arn}")
+    now = now or datetime.now(UTC)
+    start, end = window_bounds(args.since, args.start, args.end, now)
+    window = Window(start, end, parse_duration(args.slack, "--slack", allow_zero=True))
     if args.dlq_limit < 1:
         raise ObsError.of(f"--dlq-limit {args.dlq_limit} is below 1", "give a positive number of messages")
     queues = resolve_queues(target, args.queue)
     options = Options(peek_dlq=args.peek_dlq, dlq_limit=args.dlq_limit, metrics=not args.no_metrics, engine=args.engine)
     clients = connector(target.region, args.endpoint_url)
-    result = trace(clients, target, window, queues=queues, options=options, progress=progress_lines(err))
+    result = trace(clients, target, window, queues=queues, options=options, progress=progress_lines(err), now=now)
     out.write(render_json(result) + "\n" if args.format == "json" else render_table(result))
     return FOUND if result.findings else 0
 

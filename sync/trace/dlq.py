@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from ..errors import ObsError
-from .aws import Clients, aws_errors, error_code
+from .aws import NONEXISTENT_QUEUE, Clients, aws_errors, error_code
+from .events import arn_account, arn_region, queue_name_of
 
 if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import ChangeMessageVisibilityBatchRequestEntryTypeDef
 
 _BATCH = 10
@@ -55,21 +56,17 @@ def parse_dlq_message(dlq: str, body: str, attributes: dict[str, str]) -> DlqMes
     )
 
 
-def peek(clients: Clients, dlq: str, account_id: str, limit: int, hold_s: int = 30) -> Peek:
+def peek(clients: Clients, dlq_arn: str, limit: int, hold_s: int = 30) -> Peek:
     """Up to `limit` messages, each hidden for `hold_s` while reading and then made visible again."""
-    try:
-        with aws_errors(f"find DLQ {dlq}", "sqs:GetQueueUrl"):
-            url = clients.sqs.get_queue_url(QueueName=dlq, QueueOwnerAWSAccountId=account_id)["QueueUrl"]
-    except ObsError as exc:
-        cause = exc.__cause__
-        if isinstance(cause, ClientError) and error_code(cause) in {
-            "AWS.SimpleQueueService.NonExistentQueue",
-            "QueueDoesNotExist",
-        }:
+    dlq, sqs = queue_name_of(dlq_arn), clients.in_region(arn_region(dlq_arn)).sqs
+    with aws_errors(f"find DLQ {dlq}", "sqs:GetQueueUrl"):
+        try:
+            url = sqs.get_queue_url(QueueName=dlq, QueueOwnerAWSAccountId=arn_account(dlq_arn))["QueueUrl"]
+        except ClientError as exc:
+            if error_code(exc) not in NONEXISTENT_QUEUE:
+                raise
             return Peek(dlq, (), note=f"DLQ {dlq} does not exist")
-        raise
-    with aws_errors(f"read DLQ {dlq}", "sqs:GetQueueAttributes"):
-        attributes = clients.sqs.get_queue_attributes(
+        attributes = sqs.get_queue_attributes(
             QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "RedrivePolicy"]
         ).get("Attributes", {})
     if attributes.get("RedrivePolicy"):  # receives count towards maxReceiveCount: a peek could move them
@@ -79,11 +76,12 @@ def peek(clients: Clients, dlq: str, account_id: str, limit: int, hold_s: int = 
     handles: list[str] = []
     empty = 0
     calls = 3 * (expected // _BATCH + 1) + _EMPTY_POLLS  # bounded even if held messages come round again
+    stuck: list[str] = []
     with aws_errors(f"peek at DLQ {dlq}", "sqs:ReceiveMessage and sqs:ChangeMessageVisibility"):
         try:
             while len(found) < expected and empty < _EMPTY_POLLS and calls > 0:
                 calls -= 1
-                got = clients.sqs.receive_message(
+                got = sqs.receive_message(
                     QueueUrl=url,
                     MaxNumberOfMessages=_BATCH,
                     VisibilityTimeout=hold_s,
@@ -100,16 +98,31 @@ def peek(clients: Clients, dlq: str, account_id: str, limit: int, hold_s: int = 
                         {str(k): v for k, v in message.get("Attributes", {}).items()},
                     )
         finally:
-            _release(clients, url, handles)
-    note = "" if len(found) >= expected else f"DLQ {dlq}: read {len(found)} of about {expected} messages"
-    return Peek(dlq, tuple(sorted(found.values(), key=lambda m: (m.sns_message_id, m.body))), note)
+            stuck = _release(sqs, url, handles)
+    notes = []
+    if len(found) < expected:
+        notes.append(f"DLQ {dlq}: read {len(found)} of about {expected} messages")
+        if dlq.endswith(".fifo"):
+            notes.append(
+                f"DLQ {dlq} is FIFO: SQS hands out no more of a message group while some of it is held, "
+                f"so a peek sees about {_BATCH} messages per group"
+            )
+    if stuck:
+        notes.append(
+            f"DLQ {dlq}: {len(stuck)} peeked messages could not be made visible again "
+            f"({', '.join(sorted(set(stuck)))}); they reappear by themselves within {hold_s} s"
+        )
+    return Peek(dlq, tuple(sorted(found.values(), key=lambda m: (m.sns_message_id, m.body))), "; ".join(notes))
 
 
-def _release(clients: Clients, url: str, handles: list[str]) -> None:
-    """Make every peeked message visible again at once, so the peek leaves the queue as it was."""
+def _release(sqs: SQSClient, url: str, handles: list[str]) -> list[str]:
+    """Make every peeked message visible again at once; the error codes of entries SQS refused."""
+    refused: list[str] = []
     for start in range(0, len(handles), _BATCH):
         entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
             {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
             for i, handle in enumerate(handles[start : start + _BATCH])
         ]
-        clients.sqs.change_message_visibility_batch(QueueUrl=url, Entries=entries)
+        answer = sqs.change_message_visibility_batch(QueueUrl=url, Entries=entries)
+        refused += [str(entry.get("Code", "unknown error")) for entry in answer.get("Failed", [])]
+    return refused

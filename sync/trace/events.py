@@ -14,6 +14,7 @@ _STAMP = re.compile(
     r"\s*(Z|UTC|[+-]\d{2}:?\d{2})?\s*$",
     re.IGNORECASE,
 )
+_SQS_ARN = re.compile(r"^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[^:/\s]+$")
 _EPOCH_MS_FLOOR = 10**11  # larger numbers are epoch milliseconds, smaller ones epoch seconds
 
 
@@ -41,7 +42,7 @@ class Delivery:
     topic_arn: str
     published: datetime | None
     logged: datetime | None
-    destination: str  # the queue ARN
+    destination: str  # the queue ARN for SQS; a Lambda/Firehose ARN or an HTTP(S) URL for other protocols
     delivery_id: str
     status_code: int | None
     attempts: int | None
@@ -58,6 +59,11 @@ class Delivery:
     @property
     def queue_name(self) -> str:
         return queue_name_of(self.destination)
+
+    @property
+    def to_sqs(self) -> bool:
+        """SNS writes every protocol's failures to the same group: only SQS destinations are ours."""
+        return bool(_SQS_ARN.match(self.destination))
 
 
 def queue_name_of(destination: str) -> str:
@@ -189,3 +195,13 @@ def _integer(value: object) -> int | None:
         except ValueError:
             return None
     return None
+
+
+def arn_region(arn: str) -> str:
+    parts = arn.split(":")
+    return parts[3] if len(parts) >= 6 and parts[0] == "arn" else ""
+
+
+def arn_account(arn: str) -> str:
+    parts = arn.split(":")
+    return parts[4] if len(parts) >= 6 and parts[0] == "arn" else ""

@@ -69,6 +69,7 @@ class Tally:
     outside_window: int = 0
     other_queue: int = 0
     other_topic: int = 0
+    other_protocol: int = 0  # failures to Lambda, HTTP/S, Firehose... endpoints: counted, never shown
 
 
 @dataclass
@@ -93,6 +94,9 @@ class Collector:
         self.tally.failed_events += 1
         if delivery.topic_arn and self.topic_arn and delivery.topic_arn != self.topic_arn:
             self.tally.other_topic += 1
+            return
+        if not delivery.to_sqs:
+            self.tally.other_protocol += 1
             return
         if self.queues and delivery.queue_name not in self.queues:
             self.tally.other_queue += 1

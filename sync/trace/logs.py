@@ -32,17 +32,16 @@ class LoggingStatus:
 
 
 def logging_status(clients: Clients, target: TraceTarget) -> LoggingStatus:
-    try:
-        with aws_errors(f"read the attributes of topic {target.topic_arn}", "sns:GetTopicAttributes"):
+    with aws_errors(f"read the attributes of topic {target.topic_arn}", "sns:GetTopicAttributes"):
+        try:
             attributes = clients.sns.get_topic_attributes(TopicArn=target.topic_arn)["Attributes"]
-    except ObsError as exc:
-        cause = exc.__cause__
-        if isinstance(cause, ClientError) and error_code(cause) in {"NotFound", "NotFoundException"}:
+        except ClientError as exc:
+            if error_code(exc) not in {"NotFound", "NotFoundException"}:
+                raise
             raise ObsError.of(
                 f"topic {target.topic_arn} does not exist",
                 "check --topic, --env and the AWS account/region you are using",
-            ) from cause
-        raise
+            ) from exc
     return LoggingStatus(
         failure_role=attributes.get("SQSFailureFeedbackRoleArn", ""),
         success_role=attributes.get("SQSSuccessFeedbackRoleArn", ""),

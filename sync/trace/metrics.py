@@ -1,4 +1,4 @@
-"""Per-minute NumberOfNotificationsFailed for the topic: where the failures cluster."""
+"""NumberOfNotificationsFailed for the topic, per minute where CloudWatch still has it: where failures cluster."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 FAILED = "NumberOfNotificationsFailed"
 REDRIVEN = "NumberOfNotificationsRedrivenToDlq"
 _METRICS = {"failed": FAILED, "redriven": REDRIVEN}
-_MAX_POINTS = 1440  # one day of minutes; longer windows use coarser periods
+# CloudWatch keeps 1-minute data 15 days, 5-minute data 63 days, hourly data 455 days
+_RETENTION = ((timedelta(days=15), 60), (timedelta(days=63), 300))
+_HOURLY = 3600
 
 
 @dataclass(frozen=True)
@@ -56,14 +58,20 @@ def clusters(points: tuple[tuple[datetime, float], ...], period_s: int) -> tuple
     return tuple(out)
 
 
-def period_for(start: datetime, end: datetime) -> int:
-    """One minute, widened in whole minutes so the window fits in one request."""
-    minutes = max(1, int((end - start) / timedelta(minutes=1)) // _MAX_POINTS + 1)
-    return 60 * minutes
+def period_for(start: datetime, now: datetime) -> int:
+    """The finest period CloudWatch still keeps for a window starting at `start`; GetMetricData pages the rest."""
+    age = now - start
+    return next((period for kept, period in _RETENTION if age <= kept), _HOURLY)
 
 
-def failure_metrics(clients: Clients, target: TraceTarget, start: datetime, end: datetime) -> MetricSummary:
-    period = period_for(start, end)
+def period_text(period_s: int) -> str:
+    return f"{period_s // 3600} h" if period_s % 3600 == 0 else f"{period_s // 60} min"
+
+
+def failure_metrics(
+    clients: Clients, target: TraceTarget, start: datetime, end: datetime, now: datetime
+) -> MetricSummary:
+    period = period_for(start, now)
     queries: list[MetricDataQueryTypeDef] = [
         {
             "Id": key,

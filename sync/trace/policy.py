@@ -9,6 +9,29 @@ from dataclasses import dataclass
 from typing import Any
 
 SNS_PRINCIPAL = "sns.amazonaws.com"
+# Regions disabled by default (AWS Account Management guide, "Enable or disable Regions"): SNS signs regionally there
+OPT_IN_REGIONS = frozenset(
+    {
+        "af-south-1",
+        "ap-east-1",
+        "ap-east-2",
+        "ap-south-2",
+        "ap-southeast-3",
+        "ap-southeast-4",
+        "ap-southeast-5",
+        "ap-southeast-6",
+        "ap-southeast-7",
+        "ca-west-1",
+        "eu-central-2",
+        "eu-south-1",
+        "eu-south-2",
+        "il-central-1",
+        "me-central-1",
+        "me-south-1",
+        "mx-central-1",
+    }
+)
+_NOT_ELEMENTS = ("NotPrincipal", "NotAction", "NotResource")
 _SOURCE_KEYS = {"aws:sourcearn", "aws:sourceowner", "aws:sourceaccount"}
 _UNDERSTOOD = {"arnequals", "arnlike", "stringequals", "stringlike"}
 
@@ -29,6 +52,17 @@ class Request:
     resource: str
     source_arn: str
     source_account: str
+
+    @property
+    def principal(self) -> str:
+        return sns_principal(self.source_arn)
+
+
+def sns_principal(topic_arn: str) -> str:
+    """The service principal SNS uses for a topic: regional in opt-in regions."""
+    parts = topic_arn.split(":")
+    region = parts[3] if len(parts) > 3 else ""
+    return f"sns.{region}.amazonaws.com" if region in OPT_IN_REGIONS else SNS_PRINCIPAL
 
 
 def load_policy(text: str) -> list[dict[str, Any]]:
@@ -56,11 +90,16 @@ def key_policy_allows(policy: str, topic_arn: str) -> Verdict:
 
 
 def evaluate(statements: list[dict[str, Any]], request: Request, what: str) -> Verdict:
-    """Explicit deny wins, then any allow; conditions we cannot judge make the answer unknown."""
+    """Explicit deny wins; a deny we cannot judge makes the answer unknown, never 'allows'; then any allow."""
     allowed: set[str] = set()
-    unknown = False
+    may_deny = may_allow = ""  # what obs could not judge, by the way it could tip the answer
+    principal = request.principal
     for statement in statements:
-        if not _principal_matches(statement.get("Principal")):
+        negated = [name for name in _NOT_ELEMENTS if name in statement]
+        if negated:
+            may_deny = may_deny or f"a statement uses {negated[0]}"
+            continue
+        if not _principal_matches(statement.get("Principal"), principal):
             continue
         effect = str(statement.get("Effect", "")).lower()
         for action in request.actions:
@@ -68,18 +107,20 @@ def evaluate(statements: list[dict[str, Any]], request: Request, what: str) -> V
                 continue
             condition = _condition_matches(statement.get("Condition"), request)
             if effect == "deny" and condition:
-                return Verdict(False, f"the {what} has a Deny statement for {SNS_PRINCIPAL} {action}")
-            if condition is None:
-                unknown = True
+                return Verdict(False, f"the {what} has a Deny statement for {principal} {action}")
+            if effect == "deny" and condition is None:
+                may_deny = may_deny or "a Deny statement has a condition obs does not evaluate"
+            elif condition is None:
+                may_allow = may_allow or "an Allow statement has a condition obs does not evaluate"
             elif effect == "allow" and condition:
                 allowed.add(action)
     missing = sorted(set(request.actions) - allowed)
+    if may_deny or (missing and may_allow):
+        return Verdict(None, f"the {what} is beyond obs ({may_deny or may_allow}); read it by hand")
     if not missing:
-        return Verdict(True, f"the {what} allows {SNS_PRINCIPAL} {', '.join(request.actions)}")
-    if unknown:
-        return Verdict(None, f"the {what} has conditions obs does not evaluate; read it by hand")
+        return Verdict(True, f"the {what} allows {principal} {', '.join(request.actions)}")
     detail = f" from {request.source_arn}" if request.source_arn else ""
-    return Verdict(False, f"the {what} does not allow {SNS_PRINCIPAL} {', '.join(missing)}{detail}")
+    return Verdict(False, f"the {what} does not allow {principal} {', '.join(missing)}{detail}")
 
 
 def _as_list(value: object) -> list[str]:
@@ -92,14 +133,14 @@ def _as_list(value: object) -> list[str]:
     return [str(value)]
 
 
-def _principal_matches(principal: object) -> bool:
+def _principal_matches(principal: object, service: str) -> bool:
     if principal == "*":
         return True
     if not isinstance(principal, dict):
         return False
     if "*" in _as_list(principal.get("AWS")):
         return True
-    return SNS_PRINCIPAL in _as_list(principal.get("Service"))
+    return service in _as_list(principal.get("Service"))
 
 
 def _any_match(patterns: object, value: str) -> bool:

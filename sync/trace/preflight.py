@@ -47,13 +47,22 @@ def preflight(status: LoggingStatus, target: TraceTarget) -> Preflight:
             "are read from it, yet deliveries since logging was turned off are not logged"
         )
         return Preflight(read=True, notes=(note,), logging_on=False)
-    raise logging_off(target)
+    raise logging_off(target, group_exists=False)
 
 
-def logging_off(target: TraceTarget) -> ObsError:
+def logging_off(target: TraceTarget, *, group_exists: bool) -> ObsError:
+    """Logging is off; an old Failure group, if any, holds nothing for this window."""
+    group = target.failure_log_group
+    if group_exists:
+        return ObsError.of(
+            f"cannot trace {target.topic_arn}: SQSFailureFeedbackRoleArn is not set, so SNS does not log failed "
+            f"SQS deliveries now; log group {group} exists from earlier logging but holds no failure for this "
+            "window, and 'no failures' would mean nothing",
+            enable_instructions(target),
+        )
     return ObsError.of(
         f"cannot trace {target.topic_arn}: SNS delivery-status logging for SQS is not enabled "
-        f"(no SQSFailureFeedbackRoleArn, no log group {target.failure_log_group}), so failed deliveries "
+        f"(no SQSFailureFeedbackRoleArn, no log group {group}), so failed deliveries "
         "are not recorded anywhere and 'no failures' would mean nothing",
         enable_instructions(target),
     )

@@ -11,7 +11,8 @@ from typing import Any
 
 from .causes import Cause
 from .checks import CHECKABLE, Check
-from .metrics import Cluster, MetricSummary, clusters
+from .metrics import Cluster, MetricSummary, clusters, period_text
+from .policy import sns_principal
 from .target import iso
 from .tracer import Finding, TraceResult
 
@@ -19,18 +20,32 @@ _BODY_WIDTH = 60
 _CLUSTERS = 8
 
 
+def fill(text: str, queue_arn: str, topic_arn: str) -> str:
+    """A cause's text with this queue, this topic and the SNS principal of the topic's region."""
+    return (
+        text.replace("<queue-arn>", queue_arn or "<queue-arn>")
+        .replace("<topic-arn>", topic_arn)
+        .replace("<sns-principal>", sns_principal(topic_arn))
+    )
+
+
 def fix_text(cause: Cause, queue_arn: str, topic_arn: str) -> str:
-    return cause.fix.replace("<queue-arn>", queue_arn or "<queue-arn>").replace("<topic-arn>", topic_arn)
+    return fill(cause.fix, queue_arn, topic_arn)
+
+
+def _order(finding: Finding) -> tuple[int, str, str, str, str]:
+    rank, queue, stamp, ident = finding.failure.sort_key
+    return rank, queue, finding.failure.destination, stamp, ident
 
 
 def _groups(result: TraceResult) -> list[tuple[Cause, str, str, list[Finding]]]:
-    """(cause, queue, queue ARN, findings) in cause, queue order."""
-    ordered = sorted(result.findings, key=lambda f: f.failure.sort_key)
+    """(cause, queue, queue ARN, findings) in cause, queue order; one group per queue ARN."""
     out = []
-    for (_, queue), items in groupby(ordered, key=lambda f: (f.failure.cause.key, f.failure.queue)):
+    for (_, queue, arn), items in groupby(
+        sorted(result.findings, key=_order), key=lambda f: (f.failure.cause.key, f.failure.queue, f.failure.destination)
+    ):
         found = list(items)
-        first = found[0].failure
-        out.append((first.cause, queue, first.destination or result.target.queue_arn(queue), found))
+        out.append((found[0].failure.cause, queue, arn or result.target.queue_arn(queue), found))
     return out
 
 
@@ -58,9 +73,9 @@ def render_json(result: TraceResult) -> str:
                 "title": c.title,
                 "queue": q,
                 "messages": len(items),
-                "explain": c.explain,
+                "explain": fill(c.explain, arn, target.topic_arn),
                 "fix": fix_text(c, arn, target.topic_arn),
-                "checks": [_check_json(k) for k in _checks_for(result.checks, c.key, q)],
+                "checks": [_check_json(k) for k in _checks_for(result.checks, c.key, q, arn)],
             }
             for c, q, arn, items in _groups(result)
         ],
@@ -116,8 +131,8 @@ def _check_json(check: Check) -> dict[str, str]:
     return {"checked": check.checked, "outcome": check.outcome, "detail": check.detail}
 
 
-def _checks_for(checks: Sequence[Check], cause: str, queue: str) -> list[Check]:
-    return [c for c in checks if c.cause == cause and c.queue == queue]
+def _checks_for(checks: Sequence[Check], cause: str, queue: str, queue_arn: str) -> list[Check]:
+    return [c for c in checks if c.cause == cause and c.queue == queue and c.queue_arn in {"", queue_arn}]
 
 
 def render_table(result: TraceResult) -> str:
@@ -132,8 +147,8 @@ def render_table(result: TraceResult) -> str:
     skipped = tally.outside_window + tally.other_queue + tally.other_topic
     lines.append(
         f"read {_count(tally.events, 'log event')}: {_count(tally.failed_events, 'failure event')} "
-        f"({skipped} outside the window or filters), {_count(tally.successes, 'success', 'es')}, "
-        f"{tally.noise} not delivery-status"
+        f"({skipped} outside the window or filters, {tally.other_protocol} to non-SQS endpoints), "
+        f"{_count(tally.successes, 'success', 'es')}, {tally.noise} not delivery-status"
     )
     if result.metrics is not None:
         lines.append(_metric_line(result.metrics, long=window.read_end - window.start > timedelta(days=1)))
@@ -145,9 +160,9 @@ def render_table(result: TraceResult) -> str:
         lines += ["", f"{_count(len(result.findings), 'failed message')}: {by_cause}"]
     for cause, queue, arn, items in _groups(result):
         lines += ["", f"== {cause.title}: {_count(len(items), 'message')} to {queue} =="]
-        lines.append(f"cause:   {cause.explain}")
+        lines.append(f"cause:   {fill(cause.explain, arn, target.topic_arn)}")
         lines.append(f"fix:     {fix_text(cause, arn, target.topic_arn)}")
-        checks = _checks_for(result.checks, cause.key, queue)
+        checks = _checks_for(result.checks, cause.key, queue, arn)
         for check in checks:
             lines.append(f"checked: {check.checked}: {check.outcome}: {check.detail}")
         if not checks:
@@ -176,7 +191,7 @@ def _metric_line(metrics: MetricSummary, long: bool) -> str:
     parts = [f"{when(c)} {c.total:g}" + (f" (peak {c.peak:g})" if c.last != c.start else "") for c in shown]
     more = f", and {len(found) - len(shown)} smaller" if len(found) > len(shown) else ""
     return (
-        f"NumberOfNotificationsFailed (Sum per {metrics.period_s // 60} min): {', '.join(parts) or 'none'}{more}; "
+        f"NumberOfNotificationsFailed (Sum per {period_text(metrics.period_s)}): {', '.join(parts) or 'none'}{more}; "
         f"total {metrics.total_failed:g}, redriven to DLQ {metrics.total_redriven:g}"
     )
 

@@ -12,7 +12,8 @@ from .events import parse_time
 
 _ARN = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,256})$")
 _DURATION_PART = re.compile(r"(\d+)\s*(w|d|h|m|s)", re.IGNORECASE)
-_UNITS = {"w": timedelta(weeks=1), "d": timedelta(days=1), "h": timedelta(hours=1), "m": timedelta(minutes=1)}
+_UNIT_SECONDS = {"w": 7 * 86_400, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
+MAX_DURATION = timedelta(days=366)
 
 
 @dataclass(frozen=True)
@@ -74,16 +75,23 @@ def target_from_arn(arn: str) -> TraceTarget:
     return TraceTarget(topic_arn=arn.strip())
 
 
-def parse_duration(text: str) -> timedelta:
-    """'90s', '15m', '2h', '1d', '1h30m' as a timedelta."""
+def parse_duration(text: str, flag: str = "--since", *, allow_zero: bool = False) -> timedelta:
+    """'90s', '15m', '2h', '1d', '1h30m' as a timedelta, at most MAX_DURATION."""
     compact = text.strip().replace(" ", "")
     parts = _DURATION_PART.findall(compact)
     if not compact or "".join(n + u for n, u in parts).lower() != compact.lower():
-        raise ObsError.of(f"--since {text!r} is not a duration", "write it like 30m, 2h, 1d or 1h30m")
-    total = sum((int(n) * _UNITS.get(u.lower(), timedelta(seconds=1)) for n, u in parts), timedelta())
-    if total <= timedelta():
-        raise ObsError.of(f"--since {text!r} is empty", "give a positive duration such as 1h")
-    return total
+        raise ObsError.of(f"{flag} {text!r} is not a duration", "write it like 30m, 2h, 1d or 1h30m")
+    # whole seconds as int, and long digit strings refused before int() sees them: nothing can overflow
+    huge = any(len(n.lstrip("0")) > 12 for n, _ in parts)
+    seconds = 0 if huge else sum(int(n) * _UNIT_SECONDS[u.lower()] for n, u in parts)
+    if huge or seconds > MAX_DURATION.total_seconds():
+        raise ObsError.of(
+            f"{flag} {text!r} is longer than {MAX_DURATION.days} days",
+            f"give at most {MAX_DURATION.days}d, or use --start/--end for an older window",
+        )
+    if seconds <= 0 and not allow_zero:
+        raise ObsError.of(f"{flag} {text!r} is empty", "give a positive duration such as 1h")
+    return timedelta(seconds=seconds)
 
 
 def parse_instant(text: str, flag: str) -> datetime:

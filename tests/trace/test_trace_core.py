@@ -15,16 +15,16 @@ from sync.naming import placed_queues
 from sync.trace import causes
 from sync.trace.checks import CONFIRMS, CONTRADICTS, INCONCLUSIVE, judge
 from sync.trace.correlate import PATTERN_LIMIT, id_batches, or_pattern, parse_publisher_line
+from sync.trace.coverage import metric_gap, recent_note, retried_note
 from sync.trace.dlq import parse_dlq_message
 from sync.trace.failures import Collector, Window
 from sync.trace.live import KeyFacts, QueueFacts
 from sync.trace.logs import LoggingStatus
 from sync.trace.metrics import MetricSummary, clusters, period_for
 from sync.trace.placement import resolve_queues, target_from_placed
-from sync.trace.policy import key_policy_allows, queue_policy_allows
+from sync.trace.policy import key_policy_allows, queue_policy_allows, sns_principal
 from sync.trace.preflight import preflight
 from sync.trace.target import TraceTarget, parse_duration, target_from_arn, window_bounds
-from sync.trace.tracer import metric_gap
 from tests.trace.trace_world import failure_event
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -98,6 +98,10 @@ def statement(**extra: object) -> dict[str, object]:
     }
 
 
+def without(statement: dict[str, object], key: str) -> dict[str, object]:
+    return {k: v for k, v in statement.items() if k != key}
+
+
 def policy(*statements: dict[str, object]) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
 
@@ -118,10 +122,34 @@ def policy(*statements: dict[str, object]) -> str:
         (policy(statement(Condition={"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}})), None),
         (policy(statement(Condition={"StringEquals": {"aws:SourceAccount": "123456789012"}})), True),
         ("not json", False),
+        # a Deny obs cannot evaluate may well deny: never "allows"
+        (policy(statement(), statement(Effect="Deny", Condition={"ArnNotEquals": {"aws:SourceArn": TOPIC}})), None),
+        (
+            policy(statement(), statement(Effect="Deny", Condition={"StringNotEquals": {"aws:SourceAccount": "1"}})),
+            None,
+        ),
+        (policy(statement(), {"Effect": "Deny", "NotPrincipal": {"AWS": "arn:aws:iam::1:root"}, "Action": "*"}), None),
+        (policy(without(statement(), "Action") | {"NotAction": "sqs:DeleteMessage"}), None),
+        (policy(statement(), without(statement(Effect="Deny"), "Resource") | {"NotResource": QUEUE_ARN}), None),
+        # an Allow obs cannot evaluate next to a plain Allow cannot take the permission away
+        (policy(statement(), statement(Condition={"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}})), True),
     ],
 )
 def test_queue_policy_evaluation(text: str, allows: bool | None) -> None:
     assert queue_policy_allows(text, QUEUE_ARN, TOPIC).allows is allows
+
+
+def test_opt_in_regions_need_the_regional_sns_principal() -> None:
+    hk_topic, hk_queue = TOPIC.replace("us-east-1", "ap-east-1"), QUEUE_ARN.replace("us-east-1", "ap-east-1")
+    assert sns_principal(hk_topic) == "sns.ap-east-1.amazonaws.com"
+    assert sns_principal(TOPIC) == "sns.amazonaws.com"
+    regional = {**statement(Resource=hk_queue), "Principal": {"Service": "sns.ap-east-1.amazonaws.com"}}
+    assert queue_policy_allows(policy(regional), hk_queue, hk_topic).allows is True
+    verdict = queue_policy_allows(policy(statement(Resource=hk_queue)), hk_queue, hk_topic)
+    assert (verdict.allows, verdict.reason) == (
+        False,
+        f"the queue policy does not allow sns.ap-east-1.amazonaws.com sqs:SendMessage from {hk_topic}",
+    )
 
 
 def test_key_policy_needs_both_generate_data_key_and_decrypt_for_sns() -> None:
@@ -188,10 +216,26 @@ def test_durations(text: str, expected: timedelta) -> None:
     assert parse_duration(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "1", "h", "1y", "0m", "-5m", "1h foo"])
-def test_bad_durations(text: str) -> None:
-    with pytest.raises(ObsError, match="--since"):
-        parse_duration(text)
+@pytest.mark.parametrize(
+    ("text", "flag", "error"),
+    [("", "--since", "'' is not a duration"), ("1", "--since", "'1' is not a duration"),
+     ("h", "--slack", "'h' is not a duration"), ("1y", "--since", "'1y' is not a duration"),
+     ("5x", "--slack", "'5x' is not a duration"), ("0m", "--since", "'0m' is empty"),
+     ("-5m", "--slack", "'-5m' is not a duration"), ("1h foo", "--since", "'1h foo' is not a duration"),
+     ("367d", "--since", "'367d' is longer than 366 days"),
+     ("99999999999d", "--since", "'99999999999d' is longer than 366 days"),
+     ("9" * 5000 + "s", "--slack", "is longer than 366 days")],
+)  # fmt: skip
+def test_bad_durations_name_their_flag(text: str, flag: str, error: str) -> None:
+    with pytest.raises(ObsError) as caught:
+        parse_duration(text, flag, allow_zero=flag == "--slack")
+    assert str(caught.value).startswith(f"{flag} ")
+    assert error in str(caught.value)
+
+
+def test_slack_may_be_zero_and_a_year_is_the_longest_duration() -> None:
+    assert parse_duration("0m", "--slack", allow_zero=True) == timedelta()
+    assert parse_duration("366d") == timedelta(days=366)
 
 
 def test_window_bounds() -> None:
@@ -272,10 +316,13 @@ def test_dlq_envelope_gives_sns_id_and_body_raw_gives_body_only() -> None:
     assert (raw.sns_message_id, raw.body) == ("", '{"job_id": 1}')
 
 
-def test_metric_period_stays_one_minute_for_a_day_and_widens_beyond() -> None:
-    assert period_for(T0, T0 + timedelta(hours=2)) == 60
-    assert period_for(T0, T0 + timedelta(hours=23)) == 60
-    assert period_for(T0, T0 + timedelta(days=3)) == 240
+def test_metric_period_is_the_finest_cloudwatch_still_keeps_for_the_window_start() -> None:
+    assert period_for(T0 - timedelta(hours=23), T0) == 60
+    assert period_for(T0 - timedelta(days=1), T0) == 60
+    assert period_for(T0 - timedelta(days=15), T0) == 60
+    assert period_for(T0 - timedelta(days=15, minutes=1), T0) == 300
+    assert period_for(T0 - timedelta(days=63), T0) == 300
+    assert period_for(T0 - timedelta(days=64), T0) == 3600
 
 
 def test_metric_points_bunch_into_clusters_of_consecutive_periods() -> None:
@@ -285,8 +332,32 @@ def test_metric_points_bunch_into_clusters_of_consecutive_periods() -> None:
     assert clusters((), 60) == ()
 
 
-def test_more_failures_counted_than_logged_is_pointed_out() -> None:
+def test_more_failures_counted_than_logged_is_pointed_out_saying_what_is_compared() -> None:
     metrics = MetricSummary(60, ((T0, 5.0),), ())
-    assert metric_gap(metrics, 5) == []
-    (note,) = metric_gap(metrics, 3)
-    assert note.startswith("CloudWatch counted 5 failed deliveries but the Failure log names 3")
+    assert metric_gap(metrics, 5, 0) == []
+    assert metric_gap(metrics, 3, 2) == []  # the metric counts every protocol
+    (note,) = metric_gap(metrics, 2, 1)
+    assert note.startswith(
+        "NumberOfNotificationsFailed counted 5 for the topic (every protocol; HTTP/S counts each failed attempt, "
+        "SQS each message SNS gave up on) but the Failure log holds 2 failed SQS deliveries and 1 failure events "
+        "to other protocols"
+    )
+
+
+def test_a_window_reaching_the_last_minute_says_failures_may_not_be_logged_yet() -> None:
+    assert recent_note(Window(T0 - timedelta(hours=1), T0), T0) == [
+        "the window reaches the last minute: failures in the last minute may not be logged yet"
+    ]
+    assert recent_note(Window(T0 - timedelta(hours=1), T0 - timedelta(seconds=30), timedelta()), T0) != []
+    assert recent_note(Window(T0 - timedelta(hours=1), T0 - timedelta(minutes=2)), T0) == []
+    assert recent_note(Window(T0 - timedelta(hours=1), T0 - timedelta(minutes=5), timedelta()), T0) == []
+
+
+def test_retried_causes_warn_that_they_are_logged_late() -> None:
+    collector = Collector(Window(T0, T0 + timedelta(hours=1)), TOPIC)
+    collector.add(event("denied", T0), ms(T0 + timedelta(seconds=20)))
+    assert retried_note(collector.failures()) == []
+    throttled = failure_event("kms_throttled", message_id="t", topic_arn=TOPIC, queue="q", published=T0)
+    collector.add(throttled, ms(T0 + timedelta(seconds=20)))
+    (note,) = retried_note(collector.failures())
+    assert note.startswith("KMS throttled: SNS retries these and logs a failure only when it gives up, up to 23 days")

@@ -6,8 +6,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from botocore.stub import Stubber
 
+from sync.errors import ObsError
 from sync.trace.failures import Window
 from sync.trace.insights import insights_events, query_string, row_event
 from sync.trace.logs import filter_events
@@ -63,38 +65,89 @@ def test_a_second_with_more_events_than_the_limit_is_paged_instead(world: World)
     assert len(read) == 12
 
 
-def test_recorded_results_running_then_complete_over_two_pages(world: World) -> None:
-    clients = world.clients()
-    message = json.dumps(sample("access_denied"))
-    row = [
-        {"field": "@timestamp", "value": "2026-11-30 10:00:18.000"},
+GROUP = "sns/us-east-1/123456789012/t/Failure"
+START = datetime(2026, 11, 30, 10, tzinfo=UTC)
+QUERY = {"logGroupNames": [GROUP], "startTime": 1796032800, "endTime": 1796036400, "queryString": query_string(),
+         "limit": 10_000}  # fmt: skip
+
+
+def row(message: str, stamp: str = "2026-11-30 10:00:18.000") -> list[dict[str, str]]:
+    return [
+        {"field": "@timestamp", "value": stamp},
         {"field": "@message", "value": message},
         {"field": "@ptr", "value": "CmAKJwojMTIzNDU2Nzg5MDEyOnNucy91cy1lYXN0LTEvdA"},
     ]
-    group = "sns/us-east-1/123456789012/t/Failure"
+
+
+def test_recorded_results_running_then_complete_over_three_pages(world: World) -> None:
+    clients = world.clients()
+    message = json.dumps(sample("access_denied"))
     naps: list[float] = []
     with Stubber(clients.logs) as stub:
-        stub.add_response(
-            "start_query",
-            {"queryId": "q-1"},
-            {"logGroupNames": [group], "startTime": 1796032800, "endTime": 1796036400,
-             "queryString": query_string(), "limit": 10_000},
-        )  # fmt: skip
+        stub.add_response("start_query", {"queryId": "q-1"}, QUERY)
         stub.add_response("get_query_results", {"status": "Running", "results": []}, {"queryId": "q-1"})
-        stub.add_response("get_query_results", {"status": "Complete", "results": [row], "nextToken": "n"}, None)
-        stub.add_response("get_query_results", {"status": "Complete", "results": [row[:1] + row[1:2]]}, None)
-        start = datetime(2026, 11, 30, 10, tzinfo=UTC)
-        read = list(insights_events(clients, group, start, start + timedelta(hours=1), sleep=naps.append))
+        page = {"status": "Complete", "results": [row(message)], "nextToken": "n1"}
+        stub.add_response("get_query_results", page, {"queryId": "q-1"})
+        page = {"status": "Complete", "results": [row(message)], "nextToken": "n2"}
+        stub.add_response("get_query_results", page, {"queryId": "q-1", "nextToken": "n1"})
+        page = {"status": "Complete", "results": [row("last", "2026-11-30 10:59:59.999")]}
+        stub.add_response("get_query_results", page, {"queryId": "q-1", "nextToken": "n2"})
+        read = list(insights_events(clients, GROUP, START, START + timedelta(hours=1), sleep=naps.append))
         stub.assert_no_pending_responses()
     assert naps == [0.25]
-    assert read == [(message, 1796032818000)]  # the same event twice on two pages is read once
+    # an exact repeat is two events, as FilterLogEvents returns it
+    assert read == [(message, 1796032818000), (message, 1796032818000), ("last", 1796036399999)]
+
+
+def test_a_failed_query_is_stopped(world: World) -> None:
+    clients = world.clients()
+    with Stubber(clients.logs) as stub:
+        stub.add_response("start_query", {"queryId": "q-1"}, QUERY)
+        stub.add_client_error("get_query_results", "ServiceUnavailableException", "try later")
+        stub.add_response("stop_query", {"success": True}, {"queryId": "q-1"})
+        with pytest.raises(ObsError, match="ServiceUnavailableException"):
+            list(insights_events(clients, GROUP, START, START + timedelta(hours=1)))
+        stub.assert_no_pending_responses()
+
+
+def test_an_interrupted_query_is_stopped_and_a_failed_stop_does_not_hide_why(world: World) -> None:
+    clients = world.clients()
+
+    def interrupt(_: float) -> None:
+        raise KeyboardInterrupt
+
+    with Stubber(clients.logs) as stub:
+        stub.add_response("start_query", {"queryId": "q-1"}, QUERY)
+        stub.add_response("get_query_results", {"status": "Running", "results": []}, {"queryId": "q-1"})
+        stub.add_client_error("stop_query", "InvalidParameterException", "query already ended")
+        with pytest.raises(KeyboardInterrupt):
+            list(insights_events(clients, GROUP, START, START + timedelta(hours=1), sleep=interrupt))
+        stub.assert_no_pending_responses()
+
+
+def test_split_windows_drop_only_their_overlap_and_keep_exact_repeats(world: World) -> None:
+    topic = world.topic("prod-jobs-critical")
+    world.enable_logging(topic)
+    twice = failure_event("access_denied", message_id="twice", topic_arn=topic, queue="q", published=ago(30))
+    events = [
+        (ago(40) + timedelta(seconds=i * 7, milliseconds=250),
+         failure_event("access_denied", message_id=f"m-{i:02d}", topic_arn=topic, queue="q", published=ago(40)))
+        for i in range(30)
+    ] + [(ago(30), twice), (ago(30), twice)]  # fmt: skip
+    world.put_events(failure_group(topic), events)
+    clients = world.clients()
+
+    by_insights = sorted(insights_events(clients, failure_group(topic), ago(60), NOW, limit=4))
+    by_filter = sorted(filter_events(clients, failure_group(topic), ago(60), NOW))
+
+    assert len(by_filter) == 32
+    assert by_insights == by_filter
 
 
 def test_row_fields_as_moto_and_aws_render_them() -> None:
     assert row_event([{"field": "@timestamp", "value": "1796032818000"}, {"field": "@message", "value": "m"}]) == (
         "m",
         1796032818000,
-        "",
     )
     assert row_event([{"field": "@timestamp", "value": "2026-11-30 10:00:18.250"}])[1] == 1796032818250
 

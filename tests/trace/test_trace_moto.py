@@ -23,6 +23,8 @@ from tests.trace.trace_world import ACCOUNT, REGION, World, failure_event, failu
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 TOPIC = "prod-jobs-critical"
+LAMBDA = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:resize"
+HOOK = "https://hook-user:hook-s3cret@hooks.example.com/sns"  # an HTTP endpoint may carry credentials
 
 
 def parse(*argv: str, definitions: str = "") -> argparse.Namespace:
@@ -92,6 +94,11 @@ def build_every_cause(world: World) -> tuple[str, dict[str, str]]:
         "access_denied", message_id="other-1", topic_arn=topic + "-x", queue="prod-critical", published=ago(5)
     )
     success = json.dumps(sample("success"), separators=(",", ":"))
+    # SNS logs every protocol's failures to the same group: these are not SQS deliveries
+    for ident, endpoint in [("lambda-1", LAMBDA), ("http-1", HOOK)]:
+        doc = json.loads(failure_event("unknown", message_id=ident, topic_arn=topic, queue="x", published=ago(12)))
+        doc["delivery"]["destination"] = endpoint
+        events.append((ago(12), json.dumps(doc, separators=(",", ":"))))
     events += [
         (ago(-2), late),
         (ago(5), other),
@@ -116,13 +123,14 @@ def test_trace_names_exactly_the_failed_messages_with_their_causes(world: World)
     assert {f["message_id"]: f["cause"] for f in doc["failures"]} == expected
     assert doc["failed"] == len(expected)
     assert doc["read"] == {
-        "events": 15,
-        "failed_events": 12,
+        "events": 17,
+        "failed_events": 14,
         "successes": 1,
         "noise": 2,
         "outside_window": 1,
         "other_queue": 0,
         "other_topic": 1,
+        "other_protocol": 2,
     }
     first = next(f for f in doc["failures"] if f["message_id"] == next(iter(expected)))
     assert (first["events"], first["attempts"], first["queue"]) == (2, 2, "prod-critical")
@@ -140,14 +148,13 @@ def test_trace_names_exactly_the_failed_messages_with_their_causes(world: World)
         ("unknown", "prod-weird"): [],
     }
     lost = [n for n in doc["notes"] if "has no DLQ" in n]
-    assert [n.split()[3] for n in lost] == [
-        "prod-billing",
-        "prod-gone",
-        "prod-kms",
-        "prod-pii",
-        "prod-raw",
-        "prod-weird",
-    ]
+    assert [n.split()[3] for n in lost] == ["prod-billing", "prod-kms", "prod-pii", "prod-raw", "prod-weird"]
+    assert (
+        "could not determine whether the subscription to prod-gone has a DLQ (the topic has no confirmed "
+        "subscription to it now); without one its failed messages are gone"
+    ) in doc["notes"]
+    assert "2 failure events to non-SQS endpoints (Lambda, HTTP/S, ...) not shown" in doc["notes"]
+    assert "hooks.example.com" not in json.dumps(doc) and "function:resize" not in json.dumps(doc)
 
 
 def test_table_groups_by_cause_with_fix_and_what_was_checked(world: World) -> None:
@@ -164,6 +171,8 @@ def test_table_groups_by_cause_with_fix_and_what_was_checked(world: World) -> No
     assert "WeirdNewError" in text and "Something nobody has seen before." in text
     assert all(ident in text for ident in expected)
     assert text.rstrip().endswith("9 failed messages")
+    assert "(2 outside the window or filters, 2 to non-SQS endpoints)" in text
+    assert "hook-s3cret" not in text and "hooks.example.com" not in text
     assert text.index("== Queue policy") < text.index("== Unknown cause")
 
 
@@ -176,7 +185,7 @@ def test_queue_filter_keeps_only_deliveries_to_that_queue(world: World) -> None:
 
     assert code == FOUND
     assert sorted(f["cause"] for f in doc["failures"]) == ["kms-disabled", "kms-throttled"]
-    assert doc["read"]["other_queue"] == 9  # the other topic's event is set aside before the queue filter
+    assert doc["read"]["other_queue"] == 9  # the other topic's and protocols' events are set aside first
 
 
 def test_window_by_start_and_end_and_slack(world: World) -> None:
@@ -283,13 +292,20 @@ def test_role_unset_but_old_log_with_failures_is_read_with_a_warning(world: Worl
     assert any("SQSFailureFeedbackRoleArn is not set" in n for n in doc["notes"])
 
 
-def test_role_unset_and_no_failures_in_an_old_log_is_still_an_error(world: World) -> None:
+def test_role_unset_and_no_failures_in_an_old_log_is_an_error_that_says_the_group_exists(world: World) -> None:
     topic = world.topic(TOPIC)
     message = failure_event("access_denied", message_id="m-1", topic_arn=topic, queue="q", published=ago(300))
     world.put_events(failure_group(topic), [(ago(299), message)])
 
-    with pytest.raises(ObsError, match="not enabled"):
+    with pytest.raises(ObsError) as caught:
         run(world, "--topic", topic)
+
+    text = str(caught.value)
+    assert text.startswith(
+        f"cannot trace {topic}: SQSFailureFeedbackRoleArn is not set, so SNS does not log failed SQS deliveries "
+        f"now; log group {failure_group(topic)} exists from earlier logging but holds no failure for this window"
+    )
+    assert "no log group" not in text and "--attribute-name SQSFailureFeedbackRoleArn" in text
 
 
 def test_missing_topic_is_a_clear_error(world: World) -> None:
