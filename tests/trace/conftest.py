@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from moto.server import ThreadedMotoServer
@@ -23,9 +25,13 @@ def moto_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def world(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> World:
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_SNS", "AWS_ENDPOINT_URL_SQS"):
-        monkeypatch.delenv(name, raising=False)
+def world(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> World:
+    # nothing of the developer's AWS set-up may route a test elsewhere: no AWS_* variable, no config file
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")

@@ -34,7 +34,7 @@ def failure_event(
     """A sample event moved to this test's topic, queue, message and time, compact as SNS writes it."""
     doc = sample(name)
     doc["notification"].update(messageId=message_id, topicArn=topic_arn, timestamp=stamp(published))
-    doc["delivery"].update(destination=f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue}", **delivery)
+    doc["delivery"].update({"destination": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue}", **delivery})
     doc["delivery"]["deliveryId"] = str(uuid.uuid4())
     return json.dumps(doc, separators=(",", ":"))
 
@@ -79,11 +79,12 @@ class World:
         )
         self.failure_roles[topic_arn] = role
 
-    def queue(self, name: str, **attributes: str) -> str:
+    def queue(self, name: str, region: str = REGION, **attributes: str) -> str:
+        sqs = self.sqs if region == REGION else boto3.client("sqs", endpoint_url=self.endpoint, region_name=region)
         if name.endswith(".fifo"):
             attributes = {"FifoQueue": "true", **attributes}
-        url = self.sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]  # type: ignore[arg-type]
-        return self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]  # type: ignore[arg-type]
+        return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
 
     def url(self, name: str) -> str:
         return self.sqs.get_queue_url(QueueName=name)["QueueUrl"]
