@@ -63,8 +63,15 @@ def insights_events(
         else:
             found = map(row_event, rows)
         for message, stamp in found:
-            if own_lo <= stamp < own_hi if stamp is not None else own_lo == first:
+            if _owns(stamp, own_lo, own_hi, first):
                 yield message, stamp
+
+
+def _owns(stamp: int | None, own_lo: int, own_hi: int, first: int) -> bool:
+    """Whether a span keeps an event; an undated one is kept once, by the span that starts the range."""
+    if stamp is None:
+        return own_lo == first
+    return own_lo <= stamp < own_hi
 
 
 def _filtered(

@@ -101,7 +101,7 @@ def trace(
             published = lookup_published(clients, target.publishers, failures, progress)
         except ObsError as exc:
             notes.append(f"publisher log not read: {exc}")
-    dlqs = redrives(target, wanted, subs, unlisted)
+    dlqs = redrives(target, wanted, subs, "the topic's subscriptions could not be listed" if unlisted else "")
     parked = peek_dlqs(clients, dlqs, options.dlq_limit, notes) if options.peek_dlq else {}
     notes.extend(loss_notes(failures, dlqs))
     if metrics is not None and not queues:

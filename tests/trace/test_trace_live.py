@@ -265,3 +265,57 @@ def test_a_window_ending_well_before_now_has_no_last_minute_note(world: World) -
     assert code == FOUND
     assert not any("last minute" in n for n in doc["notes"])
     assert doc["window"]["read_until"] == (ago(5) + timedelta()).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def test_unlisted_subscriptions_give_no_false_no_dlq(world: World) -> None:
+    topic = world.topic(TOPIC)
+    world.enable_logging(topic)
+    failing = world.queue("failing")
+    world.subscribe(topic, failing)
+    failed_to(world, topic, failing, sample="access_denied")
+    clients = world.clients()
+
+    def deny(**_: Any) -> None:
+        raise clients.sns.exceptions.AuthorizationErrorException(
+            {"Error": {"Code": "AuthorizationError", "Message": "no"}}, "ListSubscriptionsByTopic"
+        )
+
+    clients.sns.meta.events.register("before-call.sns.ListSubscriptionsByTopic", deny)
+
+    code, doc = run_json_with(clients, "--topic", topic)
+
+    assert code == FOUND
+    assert not any("has no DLQ" in n for n in doc["notes"])
+    assert (
+        "could not determine whether the subscription to failing has a DLQ (the topic's subscriptions could not "
+        "be listed); without one its failed messages are gone"
+    ) in doc["notes"]
+    assert any(n.startswith("subscriptions not read: cannot list the subscriptions of") for n in doc["notes"])
+
+
+def test_slack_may_be_zero_and_a_bad_slack_names_its_flag(world: World) -> None:
+    topic = world.topic(TOPIC)
+    world.enable_logging(topic)
+    failed_to(world, topic, world.queue("q"), sample="access_denied")
+
+    code, doc = run_json(world, "--topic", topic, "--since", "1h", "--slack", "0m")
+
+    assert code == FOUND
+    assert doc["window"]["read_until"] == doc["window"]["end"]
+    with pytest.raises(ObsError, match=r"^--slack '5x' is not a duration"):
+        run(world, "--topic", topic, "--slack", "5x")
+    with pytest.raises(ObsError, match=r"^--since '99999999999d' is longer than 366 days"):
+        run(world, "--topic", topic, "--since", "99999999999d")
+
+
+def test_metrics_of_a_day_are_per_minute(world: World) -> None:
+    topic = world.topic(TOPIC)
+    world.enable_logging(topic)
+    failed_to(world, topic, world.queue("q"), sample="access_denied")
+    world.put_failed_metric(TOPIC, [(ago(20 * 60), 1), (ago(20 * 60 - 1), 2)])
+
+    code, text = run(world, "--topic", topic, "--since", "1d", "--engine", "filter")
+
+    assert code == FOUND
+    assert "NumberOfNotificationsFailed (Sum per 1 min): " in text
+    assert "total 3" in text

@@ -85,3 +85,26 @@ def test_json_report_is_machine_readable_and_sorted() -> None:
         "end": "2026-11-30T11:00:00.000Z",
         "read_until": "2026-11-30T11:05:00.000Z",
     }
+
+
+def test_fixes_name_the_regional_sns_principal_in_opt_in_regions() -> None:
+    hong_kong = TOPIC.replace("us-east-1", "ap-east-1")
+    base = result()
+    findings = tuple(
+        replace(f, failure=replace(f.failure, destination=f.failure.destination.replace("us-east-1", "ap-east-1")))
+        for f in base.findings
+    )
+    doc = json.loads(render_json(replace(base, target=TraceTarget(hong_kong), findings=findings)))
+    policy_fix = next(c["fix"] for c in doc["causes"] if c["cause"] == "queue-policy")
+    assert '"Principal":{"Service":"sns.ap-east-1.amazonaws.com"}' in policy_fix
+    assert '"Resource":"arn:aws:sqs:ap-east-1:123456789012:prod-critical"' in policy_fix
+    kms = next(c for c in doc["causes"] if c["cause"] == "kms-access")
+    assert "sns.ap-east-1.amazonaws.com" in kms["fix"] and "sns.ap-east-1.amazonaws.com" in kms["explain"]
+    assert "sns.amazonaws.com" not in json.dumps(doc["causes"])
+
+
+def test_the_metric_line_says_its_period() -> None:
+    hourly = replace(result(), metrics=MetricSummary(3600, ((T0, 2.0),), ()))
+    assert "NumberOfNotificationsFailed (Sum per 1 h): 10:00 2; total 2" in render_table(hourly)
+    five = replace(result(), metrics=MetricSummary(300, ((T0, 2.0),), ()))
+    assert "(Sum per 5 min)" in render_table(five)
