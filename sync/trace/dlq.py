@@ -66,6 +66,7 @@ def peek(clients: Clients, dlq_arn: str, limit: int, hold_s: int = 30) -> Peek:
             if error_code(exc) not in NONEXISTENT_QUEUE:
                 raise
             return Peek(dlq, (), note=f"DLQ {dlq} does not exist")
+    with aws_errors(f"read DLQ {dlq}", "sqs:GetQueueAttributes"):
         attributes = sqs.get_queue_attributes(
             QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "RedrivePolicy"]
         ).get("Attributes", {})
