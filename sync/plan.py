@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .resources import KIND_ORDER, Resource, title_of
@@ -28,7 +28,6 @@ class Live:
     id: str
     key: str | None
     body: Mapping[str, Any]
-    env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,6 @@ class Change:
     queue: str | None = None
     id: str | None = None
     fields: tuple[FieldChange, ...] = ()
-    desired: Mapping[str, Any] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,6 @@ def _change(
         resource.queue,
         live_id,
         fields,
-        resource.body,
     )
 
 

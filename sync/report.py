@@ -21,11 +21,9 @@ def summary(plan: Plan) -> str:
     )
 
 
-def text(plan: Plan, *, against: str, colour: bool = False, show_unchanged: bool = False) -> str:
+def text(plan: Plan, *, against: str, colour: bool = False) -> str:
     lines = [f"Plan for {plan.env} against {against}:"]
-    for change in plan.changes:
-        if change.action == UNCHANGED and not show_unchanged:
-            continue
+    for change in plan.pending:
         head = f"{_SIGNS[change.action]} {change.kind} {change.key}"
         if change.id:
             head += f" (id {change.id})"
