@@ -1,0 +1,91 @@
+"""The `obs diff` command line: what a change of the definitions does in every environment, offline."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import accepted, preview_markdown, preview_report, revision
+from .definitions import load
+from .errors import ObsError, Problem
+from .expand import expand_all
+from .preview import Preview, Rendered, compare, environments
+
+FORMATS = ("text", "markdown", "json")
+WORKING_TREE = "working tree"
+EXIT_OK, EXIT_CHANGES = 0, 2
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "diff",
+        help="preview what a change of the definitions does in every environment, offline (for pull requests)",
+        description="Render the definitions of two git revisions and diff each environment's monitors and "
+        "dashboards with the engine of `obs plan`, without credentials. The base is read from git; the working "
+        "tree is never touched. Exit 0 with no changes, 2 with changes and --detailed-exitcode, 1 on error.",
+    )
+    parser.add_argument("--base", required=True, metavar="REF", help="the revision to compare with, e.g. origin/main")
+    parser.add_argument("--head", metavar="REF", help="the revision to preview (default: the working tree)")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="ENV", help="only this environment (repeatable; default: all)"
+    )
+    parser.add_argument("--format", choices=FORMATS, default="text", help="markdown is made for a pull-request comment")
+    parser.add_argument("--detailed-exitcode", action="store_true", help="exit 2 when anything changes (0 when not)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    root: Path = args.definitions
+    head_label = args.head or WORKING_TREE
+    head = _head(root, args.head)
+    base = _base(root, args.base)
+    found = compare(args.base, head_label, base, head, environments(args.env, base, head))
+    sys.stdout.write(_render(found, args.format, _rerun(args)))
+    return EXIT_CHANGES if args.detailed_exitcode and found.pending else EXIT_OK
+
+
+def _head(root: Path, ref: str | None) -> Rendered:
+    """The head must pass `obs validate`: a preview of definitions that cannot sync would mislead."""
+    if ref is None:
+        defs = load(root)
+        rendered = expand_all(defs)
+        accepted.check(defs, [r for resources in rendered.values() for r in resources])
+        return rendered
+    with revision.checked_out(root, ref) as folder:
+        try:
+            defs = load(folder)
+            rendered = expand_all(defs)
+            accepted.check(defs, [r for resources in rendered.values() for r in resources])
+        except ObsError as exc:
+            raise _in_revision(exc, f"the head revision '{ref}' does not validate", "fix it there") from None
+    return rendered
+
+
+def _base(root: Path, ref: str) -> Rendered:
+    """The base only needs to load and expand: it passed validation when it was merged."""
+    with revision.checked_out(root, ref) as folder:
+        try:
+            return expand_all(load(folder))
+        except ObsError as exc:
+            what = f"the base revision '{ref}' does not load with this version of obs"
+            raise _in_revision(exc, what, "compare with another revision, or fix the definitions there") from None
+
+
+def _in_revision(exc: ObsError, what: str, fix: str) -> ObsError:
+    """The revision's own problems, under one line that says which revision they are in."""
+    return ObsError(Problem(what=what, fix=fix), *exc.problems)
+
+
+def _rerun(args: argparse.Namespace) -> str:
+    """The command a reviewer runs for everything the comment left out."""
+    words = ["obs", "diff", "--base", args.base, *(["--head", args.head] if args.head else [])]
+    return shlex.join(words)
+
+
+def _render(found: Preview, fmt: str, rerun: str) -> str:
+    if fmt == "markdown":
+        return preview_markdown.comment(found, rerun)
+    return preview_report.as_json(found) if fmt == "json" else preview_report.text(found)

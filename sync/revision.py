@@ -1,0 +1,109 @@
+"""Read the definitions folder as it was at a git revision, without touching the working tree."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+
+from .definitions import INVENTORY
+from .errors import ObsError
+
+PARTS = (INVENTORY, "environments", "monitors", "dashboards")
+_FILE_MODES = ("100644", "100755")  # regular files; links and submodules are not definitions
+
+
+@contextmanager
+def checked_out(definitions: Path, ref: str) -> Iterator[Path]:
+    """A temporary folder holding the definition files of `definitions` as committed at `ref`."""
+    prefix = repository_prefix(definitions)
+    commit = resolve(definitions, ref)
+    files = _listed(definitions, commit, prefix)
+    if not any(path == f"{prefix}{INVENTORY}" for path, _ in files):
+        where = f"{prefix.rstrip('/')}/" if prefix else "the repository root"
+        raise ObsError.of(
+            f"revision '{ref}' has no {INVENTORY} in {where}",
+            "pick a revision that has the definitions, or point --definitions at the folder that holds them",
+        )
+    contents = _blobs(definitions, [blob for _, blob in files])
+    with tempfile.TemporaryDirectory(prefix="obs-revision-") as temp:
+        root = Path(temp)
+        for (path, _), content in zip(files, contents, strict=True):
+            target = root / PurePosixPath(path[len(prefix) :])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        yield root
+
+
+def repository_prefix(definitions: Path) -> str:
+    """Where the definitions folder sits inside its git repository: '' at the root, else 'sub/dir/'."""
+    if not definitions.is_dir():
+        raise ObsError.of(f"no definitions folder {definitions}", "point --definitions at an existing folder")
+    return _git(definitions, "rev-parse", "--show-prefix").decode().strip()
+
+
+def resolve(definitions: Path, ref: str) -> str:
+    """The commit `ref` names; a clear error for names git does not know."""
+    if not ref or ref.startswith("-"):
+        raise ObsError.of(f"'{ref}' is not a git revision", "give a branch, tag or commit, e.g. --base origin/main")
+    done = _run(definitions, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if done.returncode != 0:
+        raise ObsError.of(
+            f"unknown git revision '{ref}'",
+            "check the name, or fetch it first (in CI, check out with full history: fetch-depth: 0)",
+        )
+    return done.stdout.decode().strip()
+
+
+def _listed(definitions: Path, commit: str, prefix: str) -> list[tuple[str, str]]:
+    """(path from the repository root, blob id) of every regular file in the definition parts."""
+    pathspecs = [f"{prefix}{part}" for part in PARTS]
+    out = _git(definitions, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *pathspecs)
+    files = []
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        meta, path = entry.decode().split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind == "blob" and mode in _FILE_MODES:
+            files.append((path, blob))
+    return sorted(files)
+
+
+def _blobs(definitions: Path, ids: Sequence[str]) -> list[bytes]:
+    """The contents of the given blobs, read in one `git cat-file --batch`."""
+    if not ids:
+        return []
+    out = _git(definitions, "cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in ids).encode())
+    contents, at = [], 0
+    for blob in ids:
+        header_end = out.index(b"\n", at)
+        name, _, size = out[at:header_end].decode().split()
+        if name != blob:
+            raise ObsError.of(f"git returned object {name} when asked for {blob}", "report it")
+        start = header_end + 1
+        contents.append(out[start : start + int(size)])
+        at = start + int(size) + 1  # each object is followed by a newline
+    return contents
+
+
+def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    done = _run(cwd, *args, stdin=stdin)
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip()
+        if "not a git repository" in message:
+            raise ObsError.of(
+                f"{cwd} is not inside a git repository",
+                "run obs diff in a clone of the definitions repository (or point --definitions into one)",
+            )
+        raise ObsError.of(f"git {args[0]} failed: {message or f'exit {done.returncode}'}", "check the repository")
+    return done.stdout
+
+
+def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False)
+    except FileNotFoundError:
+        raise ObsError.of("git is not installed", "install git: obs diff reads the base revision from it") from None
