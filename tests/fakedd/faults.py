@@ -1,0 +1,38 @@
+"""What can go wrong between the client and Datadog, drawn from one seeded generator."""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Faults:
+    """Mutable between test phases; every probability is drawn from random.Random(seed)."""
+
+    latency: float = 0.0
+    error_rate: float = 0.0
+    timeout_rate: float = 0.0
+    lost_response_rate: float = 0.0
+    throttle_rate: float = 0.0
+    rate_limit: int | None = None
+    rate_period: float = 10.0
+    seed: int = 0
+    timeout_seconds: float = 3.0
+    _rng: random.Random = field(init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(init=False, repr=False, compare=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def happens(self, rate: float) -> bool:
+        # A zero rate draws nothing, so switching one fault off leaves the others' sequence unchanged.
+        if rate <= 0:
+            return False
+        with self._lock:
+            return self._rng.random() < rate
+
+    def server_error(self) -> int:
+        with self._lock:
+            return self._rng.choice((500, 502, 503))

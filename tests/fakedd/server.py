@@ -1,0 +1,323 @@
+"""The fake Datadog API on a loopback port: routing, authentication, rate limits and faults around the stores."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import random
+import re
+import secrets
+import socket
+import sys
+import threading
+import zlib
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from socketserver import TCPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from .common import Body, Query, Rejected
+from .dashboards import Dashboards
+from .faults import Faults
+from .monitors import Monitors
+from .ratelimit import RateLimiter
+
+LOST_RESPONSE = 0  # the write was committed and the connection closed without an answer
+TIMED_OUT = -1  # the request hung, then the connection was closed; nothing was done
+
+MONITOR_READS = "monitor_reads"  # the X-RateLimit-Name values are the fake's own; Datadog publishes none
+MONITOR_WRITES = "monitor_writes"
+MONITOR_VALIDATE = "monitor_validate"
+DASHBOARD_READS = "dashboard_reads"
+DASHBOARD_WRITES = "dashboard_writes"
+_WRITES = (MONITOR_WRITES, DASHBOARD_WRITES)
+
+# (path pattern, method) -> (rate-limit group, action); a pattern's group, if any, is the resource id.
+_ROUTES: dict[tuple[str, str], tuple[str, str]] = {
+    (r"/api/v1/monitor", "GET"): (MONITOR_READS, "list monitors"),
+    (r"/api/v1/monitor", "POST"): (MONITOR_WRITES, "create monitor"),
+    (r"/api/v1/monitor/validate", "POST"): (MONITOR_VALIDATE, "validate monitor"),
+    (r"/api/v1/monitor/(\d+)", "GET"): (MONITOR_READS, "get monitor"),
+    (r"/api/v1/monitor/(\d+)", "PUT"): (MONITOR_WRITES, "update monitor"),
+    (r"/api/v1/monitor/(\d+)", "DELETE"): (MONITOR_WRITES, "delete monitor"),
+    (r"/api/v1/monitor/(\d+)/validate", "POST"): (MONITOR_VALIDATE, "validate monitor"),
+    (r"/api/v1/dashboard", "GET"): (DASHBOARD_READS, "list dashboards"),
+    (r"/api/v1/dashboard", "POST"): (DASHBOARD_WRITES, "create dashboard"),
+    (r"/api/v1/dashboard/([a-z0-9-]+)", "GET"): (DASHBOARD_READS, "get dashboard"),
+    (r"/api/v1/dashboard/([a-z0-9-]+)", "PUT"): (DASHBOARD_WRITES, "update dashboard"),
+    (r"/api/v1/dashboard/([a-z0-9-]+)", "DELETE"): (DASHBOARD_WRITES, "delete dashboard"),
+}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: Query
+    status: int | None = None  # None while in flight
+
+
+@dataclass(frozen=True)
+class _Route:
+    group: str
+    action: str
+    key: str | None
+
+
+class FakeDatadog:
+    """A stateful Datadog monitors and dashboards API for the real client to talk to; a context manager."""
+
+    def __init__(self, faults: Faults | None = None, api_key: str | None = None, app_key: str | None = None) -> None:
+        self.faults = faults or Faults()
+        self.api_key = api_key or secrets.token_hex(16)
+        self.app_key = app_key or secrets.token_hex(20)
+        self.log: list[Request] = []
+        self._lock = threading.RLock()
+        self._monitors = Monitors()
+        self._dashboards = Dashboards(random.Random(self.faults.seed))
+        self._limiter = RateLimiter(lambda: self.faults)
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+
+    def __enter__(self) -> FakeDatadog:
+        self._server = _Server(self)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None and self._thread is not None
+        self._stopping.set()  # wakes requests sleeping on latency or a timeout
+        self._server.shutdown()
+        self._server.close_connections()
+        self._server.server_close()
+        self._thread.join()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "use FakeDatadog as a context manager"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    # -- what tests read
+
+    @property
+    def monitors(self) -> dict[int, Body]:
+        return self._monitors.items
+
+    @property
+    def dashboards(self) -> dict[str, Body]:
+        return self._dashboards.items
+
+    def calls(self, method: str | None = None, prefix: str | None = None) -> int:
+        with self._lock:
+            return sum(
+                1
+                for r in self.log
+                if (method is None or r.method == method) and (prefix is None or r.path.startswith(prefix))
+            )
+
+    def reset_log(self) -> None:
+        with self._lock:
+            self.log.clear()
+
+    # -- what a person in the Datadog UI would do: no HTTP and no faults, the same rewrites and checks
+
+    def create_monitor(self, body: Body) -> Body:
+        with self._lock:
+            return self._monitors.create(copy.deepcopy(body))
+
+    def update_monitor(self, monitor_id: int, body: Body) -> Body:
+        with self._lock:
+            return self._monitors.update(monitor_id, copy.deepcopy(body))
+
+    def delete_monitor(self, monitor_id: int) -> None:
+        with self._lock:
+            self._monitors.delete(monitor_id)
+
+    def create_dashboard(self, body: Body) -> Body:
+        with self._lock:
+            return self._dashboards.create(copy.deepcopy(body))
+
+    def update_dashboard(self, dashboard_id: str, body: Body) -> Body:
+        with self._lock:
+            return self._dashboards.update(dashboard_id, copy.deepcopy(body))
+
+    def delete_dashboard(self, dashboard_id: str) -> None:
+        with self._lock:
+            self._dashboards.delete(dashboard_id)
+
+    # -- HTTP
+
+    def _serve(self, handler: _Handler) -> None:
+        url = urlsplit(handler.path)
+        entry = Request(handler.command, url.path, parse_qs(url.query, keep_blank_values=True))
+        with self._lock:
+            self.log.append(entry)
+        raw = _read_body(handler)
+        route = _route(handler.command, url.path)
+        faults = self.faults
+        headers: dict[str, str] = {}
+        try:
+            if faults.latency:
+                self._stopping.wait(faults.latency)
+            if route is None:
+                raise Rejected(404, "Not found")
+            authorised = (handler.headers.get("DD-API-KEY"), handler.headers.get("DD-APPLICATION-KEY")) == (
+                self.api_key,
+                self.app_key,
+            )
+            allowed, headers = self._limiter.take(route.group, count=authorised)
+            if not authorised:
+                raise Rejected(403, "Forbidden")
+            if not allowed or faults.happens(faults.throttle_rate):
+                raise Rejected(429, "Rate limit exceeded")
+            if faults.happens(faults.error_rate):
+                raise Rejected(faults.server_error(), "Internal Server Error")
+            if faults.happens(faults.timeout_rate):
+                entry.status = TIMED_OUT
+                self._stopping.wait(faults.timeout_seconds)
+                _drop(handler)
+                return
+            payload = self._act(route, entry.query, raw)
+            if route.group in _WRITES and faults.happens(faults.lost_response_rate):
+                entry.status = LOST_RESPONSE
+                _drop(handler)
+                return
+            _answer(handler, entry, 200, payload, headers)
+        except Rejected as rejected:
+            _answer(handler, entry, rejected.status, {"errors": rejected.errors}, headers)
+        except Exception as error:  # a bug in the fake: make it loud in the test that hit it
+            _answer(handler, entry, 500, {"errors": [f"fake Datadog failed: {error!r}"]}, headers)
+            raise
+
+    def _act(self, route: _Route, query: Query, raw: bytes) -> Any:
+        key = route.key or ""
+        body: Any = None
+        if route.action.startswith(("create", "update", "validate")):
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                raise Rejected(400, "Invalid JSON in the request body") from None
+        with self._lock:
+            match route.action:
+                case "list monitors":
+                    return self._monitors.listing(query)
+                case "create monitor":
+                    return self._monitors.create(body)
+                case "validate monitor":
+                    return self._monitors.validate(body, int(key) if key else None)
+                case "get monitor":
+                    return copy.deepcopy(self._monitors.get(int(key)))
+                case "update monitor":
+                    return self._monitors.update(int(key), body)
+                case "delete monitor":
+                    return self._monitors.delete(int(key))
+                case "list dashboards":
+                    return self._dashboards.listing(query)
+                case "create dashboard":
+                    return self._dashboards.create(body)
+                case "get dashboard":
+                    return copy.deepcopy(self._dashboards.get(key))
+                case "update dashboard":
+                    return self._dashboards.update(key, body)
+                case "delete dashboard":
+                    return self._dashboards.delete(key)
+        raise AssertionError(route.action)
+
+
+def _route(method: str, path: str) -> _Route | None:
+    for (pattern, verb), (group, action) in _ROUTES.items():
+        found = re.fullmatch(pattern, path)
+        if found and verb == method:
+            return _Route(group, action, found.group(1) if found.groups() else None)
+    return None
+
+
+def _read_body(handler: _Handler) -> bytes:
+    # Read it whatever the outcome, or the next request on this keep-alive connection starts mid-body.
+    raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+    encoding = handler.headers.get("Content-Encoding")
+    if encoding == "gzip":
+        return zlib.decompress(raw, 16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompress(raw)
+    return raw
+
+
+def _answer(handler: _Handler, entry: Request, status: int, payload: Any, headers: dict[str, str]) -> None:
+    data = json.dumps(payload).encode()
+    entry.status = status  # before the client can read the answer, so the log is complete when a call returns
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for name, value in headers.items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def _drop(handler: _Handler) -> None:
+    """Close the connection with no byte of an answer written, so the client sees a connection error."""
+    handler.close_connection = True
+    with contextlib.suppress(OSError):
+        handler.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as urllib3's pool expects
+    server: _Server
+
+    def do_GET(self) -> None:
+        self.server.fake._serve(self)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: tests read FakeDatadog.log instead of stderr."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, fake: FakeDatadog) -> None:
+        self.fake = fake
+        self._connections: dict[Any, threading.Thread] = {}
+        self._guard = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind would look up this host's name, which can be slow; loopback needs none.
+        TCPServer.server_bind(self)
+        self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Our own thread bookkeeping: daemon threads are not joined by ThreadingMixIn, but we join ours on exit.
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
+        with self._guard:
+            self._connections[request] = thread
+        thread.start()
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._guard:
+            self._connections.pop(request, None)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up (a timeout, a dropped connection) is one of the faults, not an error of the server.
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+    def close_connections(self) -> None:
+        """End idle keep-alive connections and wait for their threads."""
+        with self._guard:
+            open_now = dict(self._connections)
+        for connection in open_now:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        for thread in open_now.values():
+            thread.join(timeout=5)

@@ -1,0 +1,79 @@
+"""Request bodies checked with the client's own models, plus the checks the models skip: unknown keys and enums."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from datadog_api_client import ApiClient, Configuration
+from datadog_api_client.exceptions import OpenApiException
+from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
+
+from .common import Rejected
+
+# Only deserialize is used: it opens no connection.
+_CLIENT = ApiClient(Configuration())  # type: ignore[no-untyped-call]
+_TYPE_ERROR_PATH = re.compile(r" at \['received_data'\]((?:\[[^\]]+\])*)$")
+_MISSING = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: (.*)$")
+
+
+def check(body: Any, model: type[ModelNormal], read_only: bool) -> None:
+    """Raise Rejected(400) naming every field the model refuses; read_only=False also refuses server-owned fields."""
+    if not isinstance(body, dict):
+        raise Rejected(400, "Invalid JSON: the body must be an object")
+    try:
+        parsed = _CLIENT.deserialize(json.dumps(body), (model,), True)
+    except OpenApiException as error:
+        raise Rejected(400, _type_error(str(error))) from None
+    except TypeError as error:
+        raise Rejected(400, *_missing(str(error))) from None
+    problems = list(_problems(parsed, ""))
+    if not read_only:
+        problems += [f"{name}: is a read-only field" for name in sorted(body) if name in model.read_only_vars]
+    if problems:
+        raise Rejected(400, *problems)
+
+
+def _type_error(message: str) -> str:
+    found = _TYPE_ERROR_PATH.search(message)
+    if not found:
+        return message
+    path = re.sub(r"\['([^']*)'\]", r".\1", found.group(1)).lstrip(".")
+    return f"{path}: {message[: found.start()]}"
+
+
+def _missing(message: str) -> list[str]:
+    found = _MISSING.search(message)
+    names = re.findall(r"'([^']+)'", found.group(1)) if found else []
+    return [f"{name}: is required" for name in names] or [message]
+
+
+def _problems(value: Any, path: str) -> Iterator[str]:
+    here = path or "body"
+    if isinstance(value, UnparsedObject):
+        yield f"{here}: matches no known shape"
+    elif isinstance(value, ModelComposed):
+        instances = value._composed_instances
+        if not instances or any(isinstance(i, UnparsedObject) for i in instances):
+            yield f"{here}: matches no known shape"
+        else:
+            yield from _problems(instances[0], path)
+    elif isinstance(value, ModelSimple):
+        if value._unparsed:
+            yield f"{here}: {value.value!r} is not an allowed value"
+    elif isinstance(value, ModelNormal):
+        for name, item in value._data_store.items():
+            key = value.attribute_map.get(name, name)
+            inner = f"{path}.{key}" if path else key
+            if name in value.openapi_types:
+                yield from _problems(item, inner)
+            else:
+                yield f"{inner}: unknown key"
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _problems(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _problems(item, f"{path}.{key}" if path else key)
