@@ -6,16 +6,20 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import NoReturn
 
-from . import accepted, report, schema
+from . import accepted, apply, guard, live, preview_cli, report, schema
+from .apply import Outcome
+from .datadog import Datadog, RequestFailed, endpoint
 from .definitions import load
 from .errors import ObsError
 from .expand import expand, expand_all
 from .model import Definitions
-from .plan import make_plan
+from .plan import Plan, make_plan
 from .resources import Resource
 from .trace import cli as trace_cli
 
@@ -73,18 +77,35 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--out", required=True, type=Path, metavar="DIR", help="writes DIR/monitors and DIR/dashboards")
     render.set_defaults(handler=_render)
 
-    plan = commands.add_parser("plan", help="show what a sync would change")
+    plan = commands.add_parser("plan", help="show what a sync would change in the live org")
     plan.add_argument("--env", required=True, help="the environment to plan")
     plan.add_argument("--offline", action="store_true", help="plan against an empty org, without credentials")
     plan.add_argument("--format", choices=report.FORMATS, default="text")
     plan.add_argument("--detailed-exitcode", action="store_true", help="exit 2 when changes are pending (0 when none)")
+    _live_options(plan)
     plan.set_defaults(handler=_plan)
+
+    sync = commands.add_parser("sync", help="make the live org match the definitions: print the plan, then apply it")
+    sync.add_argument("--env", required=True, help="the environment to sync")
+    sync.add_argument("--dry-run", action="store_true", help="check every changed monitor with the API; write nothing")
+    sync.add_argument("--no-delete", action="store_true", help="leave orphans and duplicates in place")
+    sync.add_argument(
+        "--allow-mass-delete",
+        action="store_true",
+        help=f"delete more than the limit of {guard.MIN_DELETE_LIMIT}-{guard.MAX_DELETE_LIMIT} objects "
+        f"({guard.DELETE_SHARE:.0%} of the managed ones)",
+    )
+    sync.add_argument("--max-deletes", type=int, metavar="N", help="the most orphans one sync may delete")
+    sync.add_argument("--concurrency", type=_positive, default=8, metavar="N", help="writes in flight (default 8)")
+    _live_options(sync)
+    sync.set_defaults(handler=_sync)
 
     schemas = commands.add_parser("schemas", help="write the JSON Schemas of the definition files, for editors")
     schemas.add_argument("--out", required=True, type=Path, metavar="DIR")
     schemas.set_defaults(handler=_schemas)
 
     trace_cli.register(commands)
+    preview_cli.register(commands)
     return parser
 
 
@@ -128,18 +149,113 @@ def _schemas(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _plan(args: argparse.Namespace) -> int:
-    if not args.offline:
-        raise ObsError.of(
-            "the live plan is not available in this version", "add --offline to plan against an empty org"
-        )
+def _live_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--adopt",
+        action="store_true",
+        help="take over unmanaged monitors and dashboards named like a desired one, keeping their IDs "
+        "(reads every monitor of the org)",
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
+    parser.add_argument("--verbose", action="store_true", help="report API calls, retries and waits on stderr")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _desired(args: argparse.Namespace) -> tuple[Definitions, Sequence[Resource]]:
     defs = _load(args)
     desired = expand(defs, args.env)
     accepted.check(defs, desired)
-    plan = make_plan(args.env, desired, live=())
-    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    sys.stdout.write(report.render(plan, args.format, against="an empty org (offline)", colour=colour))
+    return defs, desired
+
+
+def _plan(args: argparse.Namespace) -> int:
+    defs, desired = _desired(args)
+    if args.offline:
+        plan, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
+    else:
+        with _connect(args, defs) as dd:
+            plan, against = _live_plan(args, dd, desired)
+            _verbose(args, dd)
+    sys.stdout.write(report.render(plan, args.format, against=against, colour=_colour()))
     return EXIT_CHANGES if args.detailed_exitcode and plan.pending else EXIT_OK
+
+
+def _sync(args: argparse.Namespace) -> int:
+    defs, desired = _desired(args)
+    started = time.monotonic()
+    with _connect(args, defs) as dd:
+        plan, against = _live_plan(args, dd, desired)
+        skipped = len(plan.pending)
+        if args.no_delete:
+            plan = guard.without_deletes(plan)
+        skipped -= len(plan.pending)
+        sys.stdout.write(report.text(plan, against=against, colour=_colour()))
+        if skipped:
+            print(f"{skipped} deletion{'s' * (skipped != 1)} skipped (--no-delete).")
+        guard.check(plan, desired, allow_mass_delete=args.allow_mass_delete, max_deletes=args.max_deletes)
+        if not plan.pending:
+            print("Nothing to do.")
+            return EXIT_OK
+        run = apply.check if args.dry_run else apply.apply
+        outcomes = run(plan, desired, dd, workers=args.concurrency, done=_progress(len(plan.pending), args.env))
+        _verbose(args, dd)
+    sys.stdout.write(report.outcomes(outcomes, dry_run=args.dry_run, seconds=time.monotonic() - started))
+    return EXIT_ERROR if any(not o.ok for o in outcomes) else EXIT_OK
+
+
+def _connect(args: argparse.Namespace, defs: Definitions) -> closing[Datadog]:
+    env = defs.environment(args.env)
+    workers = getattr(args, "concurrency", 1)
+    return closing(Datadog(endpoint(os.environ, env.site, env.name), workers=workers, timeout=args.timeout))
+
+
+def _live_plan(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -> tuple[Plan, str]:
+    try:
+        found = live.read(dd, args.env, desired, adopt=args.adopt)
+    except RequestFailed as exc:
+        fix = (
+            "check that DD_API_KEY and DD_APP_KEY belong to this org and that the application key may read "
+            "monitors and dashboards"
+            if exc.status in (401, 403)
+            else "try again; --verbose shows the calls made"
+        )
+        raise ObsError.of(f"could not read the live org: {exc}", fix) from None
+    return make_plan(args.env, desired, found, adopt=args.adopt), f"the live org ({dd.host})"
+
+
+def _verbose(args: argparse.Namespace, dd: Datadog) -> None:
+    if args.verbose:
+        calls = ", ".join(f"{label} {n}" for label, n in sorted(dd.calls.items()))
+        print(
+            f"API calls: {sum(dd.calls.values())} ({calls}); {dd.retried} retried, {dd.throttled} throttled (429), "
+            f"{dd.waited:.1f} s waited for rate limits",
+            file=sys.stderr,
+        )
+
+
+def _progress(total: int, env: str, every: float = 2.0) -> Callable[[Outcome], None]:
+    """Progress on stderr for long runs: at most one line every `every` seconds, and the last one."""
+    state = {"done": 0, "failed": 0, "shown": time.monotonic()}
+
+    def done(outcome: Outcome) -> None:
+        state["done"] += 1
+        state["failed"] += not outcome.ok
+        now = time.monotonic()
+        if now - state["shown"] >= every or (state["done"] == total and total >= 50):
+            state["shown"] = now
+            print(f"sync {env}: {state['done']:.0f}/{total} done, {state['failed']:.0f} failed", file=sys.stderr)
+
+    return done
+
+
+def _colour() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
 def _count(resources: Sequence[Resource]) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .resources import KIND_ORDER, Resource, title_of
+from .resources import KIND_ORDER, MONITOR, Resource, title_of
 
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
 ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
@@ -28,6 +28,7 @@ class Live:
     id: str
     key: str | None
     body: Mapping[str, Any]
+    created: str = ""  # the server's creation time, ISO 8601: of two objects with one key the older is kept
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Change:
     queue: str | None = None
     id: str | None = None
     fields: tuple[FieldChange, ...] = ()
+    note: str = ""  # why, when the action alone does not say it: a duplicate, an adoption, a replacement
+    replace: bool = False  # a monitor's type cannot change in place: delete and create, with a new ID
 
 
 @dataclass(frozen=True)
@@ -64,27 +67,71 @@ class Plan:
         return tuple(c for c in self.changes if c.action != UNCHANGED)
 
 
-def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live]) -> Plan:
-    """Match desired and live by (kind, key); live objects without our marker are only reported."""
-    owned = {(o.kind, o.key): o for o in live if o.key is not None}
-    changes = []
+def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, adopt: bool = False) -> Plan:
+    """Match desired and live by (kind, key) within one environment.
+
+    Live objects of other environments are not looked at. Of two live objects with one key the older is
+    kept and the newer deleted. A live object without our marker is never changed, except that with
+    `adopt` one whose name matches a desired resource is taken over, keeping its ID.
+    """
+    owned: dict[tuple[str, str], list[Live]] = {}
+    for obj in live:
+        if obj.key is not None and obj.key.split("/", 1)[0] == env:
+            owned.setdefault((obj.kind, obj.key), []).append(obj)
+    changes: list[Change] = []
+    current: dict[tuple[str, str], Live] = {}
+    for (kind, key), twins in owned.items():
+        keep, *extra = sorted(twins, key=lambda o: (o.created, o.id.zfill(20)))
+        current[kind, key] = keep
+        note = f"duplicate of {kind} {keep.id}, which is older and kept"
+        changes += [Change(DELETE, kind, key, title_of(o.body), env, id=o.id, note=note) for o in extra]
+    by_title = _unmanaged_by_title(desired, live)
+    adopted: dict[tuple[str, str], Live] = {}
+    if adopt:
+        for resource in desired:
+            found = by_title.get((resource.kind, resource.title.strip()), [])
+            if (resource.kind, resource.key) not in current and len(found) == 1 and _same_type(resource, found[0]):
+                adopted[resource.kind, resource.key] = found.pop()
     for resource in desired:
-        current = owned.pop((resource.kind, resource.key), None)
-        if current is None:
+        match = current.pop((resource.kind, resource.key), None) or adopted.get((resource.kind, resource.key))
+        if match is None:
             changes.append(_change(CREATE, resource))
             continue
-        fields = diff(resource.body, current.body)
-        changes.append(_change(UPDATE if fields else UNCHANGED, resource, current.id, fields))
-    for (kind, key), orphan in owned.items():
-        title = title_of(orphan.body)
-        changes.append(Change(DELETE, kind, str(key), title, env, id=orphan.id))
-    changes.sort(key=lambda c: (KIND_ORDER.index(c.kind), c.key))
-    unmanaged = tuple(sorted((o for o in live if o.key is None), key=lambda o: (o.kind, o.id)))
-    return Plan(env=env, changes=tuple(changes), unmanaged=unmanaged)
+        fields = diff(resource.body, match.body)
+        note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
+        replace = resource.kind == MONITOR and any(f.path == "type" for f in fields)
+        if replace:
+            note = "a monitor's type cannot change in place: it is deleted and created again, with a new ID"
+        changes.append(_change(UPDATE if fields else UNCHANGED, resource, match.id, fields, note, replace))
+    for (kind, key), orphan in current.items():
+        changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id))
+    changes.sort(key=lambda c: (KIND_ORDER.index(c.kind), c.key, c.id or ""))
+    unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind, o.id))
+    return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
+
+
+def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> dict[tuple[str, str], list[Live]]:
+    """Unmanaged live objects that share a name with a desired resource: the ones worth reporting."""
+    titles = {(r.kind, r.title.strip()) for r in desired}
+    found: dict[tuple[str, str], list[Live]] = {}
+    for obj in live:
+        title = (obj.kind, title_of(obj.body).strip())
+        if obj.key is None and title in titles:
+            found.setdefault(title, []).append(obj)
+    return found
+
+
+def _same_type(resource: Resource, obj: Live) -> bool:
+    return bool(_normal(resource.body.get("type"), "type") == _normal(obj.body.get("type"), "type"))
 
 
 def _change(
-    action: str, resource: Resource, live_id: str | None = None, fields: tuple[FieldChange, ...] = ()
+    action: str,
+    resource: Resource,
+    live_id: str | None = None,
+    fields: tuple[FieldChange, ...] = (),
+    note: str = "",
+    replace: bool = False,
 ) -> Change:
     return Change(
         action,
@@ -95,6 +142,8 @@ def _change(
         resource.queue,
         live_id,
         fields,
+        note,
+        replace,
     )
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
+from .apply import Outcome
 from .plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from .resources import title_of
 
@@ -31,9 +34,13 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
         if colour and change.action in _COLOURS:
             head = f"\x1b[{_COLOURS[change.action]}m{head}\x1b[0m"
         lines.append(head)
+        if change.note:
+            lines.append(f"    ({change.note})")
         lines += [f"    {f.path}: {_show(f.old)} -> {_show(f.new)}" for f in change.fields]
     for obj in plan.unmanaged:
-        lines.append(f"? {obj.kind} {obj.id} is not managed by obs: left alone")
+        lines.append(
+            f"? {obj.kind} {obj.id}  {title_of(obj.body)}: not managed by obs, left alone (--adopt takes it over)"
+        )
     lines.append(f"Plan: {summary(plan)}.")
     return "\n".join(lines) + "\n"
 
@@ -50,7 +57,8 @@ def markdown(plan: Plan, *, against: str) -> str:
     ]
     for change in plan.pending:
         title = change.title.replace("|", "\\|")
-        lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}")
+        note = f" ({change.note})" if change.note else ""
+        lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}{note}")
         lines += [f"  - `{f.path}`: `{_show(f.old)}` → `{_show(f.new)}`" for f in change.fields]
     return "\n".join(lines) + "\n"
 
@@ -74,6 +82,8 @@ def _change_json(change: Change) -> dict[str, Any]:
         "id": change.id,
         "title": change.title,
         "queue": change.queue,
+        "note": change.note,
+        "replace": change.replace,
         "fields": [_field_json(f) for f in change.fields],
     }
 
@@ -85,6 +95,27 @@ def _field_json(f: FieldChange) -> dict[str, Any]:
 def _show(value: Any) -> str:
     shown = json.dumps(value, sort_keys=True) if not isinstance(value, str) else json.dumps(value)
     return shown if len(shown) <= _MAX_VALUE else shown[: _MAX_VALUE - 3] + "..."
+
+
+def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> str:
+    """What a sync did (or, for a dry run, what the API said of each monitor), failures first."""
+    failed = [o for o in results if not o.ok]
+    lines = [f"failed: {_what(o)}: {o.error}" for o in failed]
+    lines += [f"note: {_what(o)}: {o.note}" for o in results if o.ok and o.note]
+    if dry_run:
+        lines.append(f"Dry run: {len(results) - len(failed)} monitors valid, {len(failed)} invalid; nothing written.")
+        return "\n".join(lines) + "\n"
+    done = Counter(o.change.action for o in results if o.ok)
+    lines.append(
+        f"Applied: {done[CREATE]} created, {done[UPDATE]} updated, {done[DELETE]} deleted, "
+        f"{len(failed)} failed in {seconds:.1f} s."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _what(o: Outcome) -> str:
+    ident = f" (id {o.change.id})" if o.change.id else ""
+    return f"{o.change.action} {o.change.kind} {o.change.key}{ident}"
 
 
 FORMATS = ("text", "json", "markdown")
