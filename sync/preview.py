@@ -16,6 +16,7 @@ from .resources import Resource
 from .source import undotted
 
 Rendered = Mapping[str, Sequence[Resource]]  # environment -> its desired resources
+WORKING_TREE = "working tree"  # the head when no revision is named
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,9 @@ from . import accepted, preview_markdown, preview_report, revision
 from .definitions import load
 from .errors import ObsError, Problem
 from .expand import expand_all
-from .preview import Preview, Rendered, compare, environments
+from .preview import WORKING_TREE, Preview, Rendered, compare, environments
 
 FORMATS = ("text", "markdown", "json")
-WORKING_TREE = "working tree"
 EXIT_OK, EXIT_CHANGES = 0, 2
 
 

@@ -1,8 +1,8 @@
 """Pure: a preview -> one pull-request comment that stays under GitHub's size limit.
 
-Detail collapses step by step, biggest environment first: line diffs, then field changes, then the
-resources, then the per-queue breakdown; then who-gets-paged examples and rows. Each section states
-exactly what it left out.
+Detail collapses step by step, the biggest environment section first: its line diffs, then its field
+changes, then its list of resources, then its per-queue breakdown; after that who-gets-paged loses the
+monitor names, then rows. Each section states exactly what it left out.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .paging import AudienceChange
 from .plan import UPDATE, Change, Plan
-from .preview import Preview
+from .preview import WORKING_TREE, Preview
 from .preview_report import ACTIONS, audience, by_queue, change_of, counted, line_diff, show, summary
 
 MARKER = "<!-- obs-diff -->"  # the workflow finds its sticky comment by this first line
@@ -34,20 +34,16 @@ class _Paging:
 
 def comment(preview: Preview, rerun: str) -> str:
     """The markdown comment; `rerun` is the command that shows everything, e.g. `obs diff --base X`."""
-    envs = [p for p in preview.plans if p.pending]
-    levels = {p.env: FULL for p in envs}
-    sections = {p.env: _environment(p, FULL, rerun) for p in envs}
-    paging = _Paging()
-    # Biggest environment first, one level at a time: small environments keep their detail longest.
-    order = sorted(envs, key=lambda p: (-size(sections[p.env]), p.env))
-    steps = [(p.env, level) for level in range(NO_LINE_DIFFS, _MOST + 1) for p in order]
-    out = _compose(preview, sections, paging, rerun)
-    for env, level in steps:
-        if size(out) <= BUDGET:
-            return out
-        levels[env] = level
-        sections[env] = _environment(next(p for p in envs if p.env == env), level, rerun)
-        out = _compose(preview, sections, paging, rerun)
+    plans = {p.env: p for p in preview.plans if p.pending}
+    levels = dict.fromkeys(plans, FULL)
+    sections = {env: _environment(plan, FULL, rerun) for env, plan in plans.items()}
+    out = _compose(preview, sections, _Paging(), rerun)
+    while size(out) > BUDGET and any(level < _MOST for level in levels.values()):
+        # The biggest section gives up one level of detail: small environments keep theirs longest.
+        env = min((e for e in plans if levels[e] < _MOST), key=lambda e: (-size(sections[e]), e))
+        levels[env] += 1
+        sections[env] = _environment(plans[env], levels[env], rerun)
+        out = _compose(preview, sections, _Paging(), rerun)
     for paging in _fewer_rows(len(preview.paging)):
         if size(out) <= BUDGET:
             return out
@@ -70,7 +66,8 @@ def size(text: str) -> int:
 
 def _compose(preview: Preview, sections: dict[str, str], paging: _Paging, rerun: str) -> str:
     totals = preview.totals()
-    lines = [MARKER, f"## obs diff: {_code(preview.base)} → {_text(preview.head)}", ""]
+    head = preview.head if preview.head == WORKING_TREE else _code(preview.head)
+    lines = [MARKER, f"## obs diff: {_code(preview.base)} → {head}", ""]
     if preview.pending:
         lines.append(f"{summary(totals)}, across {len(preview.plans)} environment{'s' * (len(preview.plans) != 1)}.")
     else:

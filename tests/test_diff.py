@@ -1,0 +1,320 @@
+"""`obs diff`: the real CLI against temporary git repositories; golden reports for each kind of change."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sync.cli import main
+from sync.preview_markdown import BUDGET, LIMIT, MARKER, size
+from tests.conftest import Golden
+
+FORMATS = (("markdown", "md"), ("text", "txt"), ("json", "json"))
+GENERATED_QUEUES = 51  # with the example's six, just over 500 prod monitors
+
+
+@pytest.fixture(autouse=True)
+def _plain_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Git as on a fresh machine: no user or system config (signing, hooks, default branch) leaks in."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def repo(example_copy: Path) -> Path:
+    """The example definitions as the one commit of a new repository."""
+    git(example_copy, "init", "-q")
+    commit(example_copy, "base")
+    return example_copy
+
+
+def edit(repo: Path, file: str, find: str, replace: str) -> None:
+    path = repo / file
+    text = path.read_text()
+    assert find in text, f"{find!r} is no longer in {file}"
+    path.write_text(text.replace(find, replace, 1))
+
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    def diff(definitions: Path, *args: str) -> tuple[int, str, str]:
+        code = main(["--definitions", str(definitions), "diff", *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return diff
+
+
+NEW_QUEUE = """
+  - name: exports
+    class: long
+    description: Customer data exports.
+    worker: {cluster: jobs, service: exports-worker, min_tasks: 1, max_tasks: 4}
+    dlq: {name: exports-dlq, max_receive_count: 3}
+    topics:
+      - {name: jobs-exports}
+    runbook: https://runbooks.example.com/jobs/exports
+    owner: ledger
+"""
+
+LOW_QUEUE = """
+  - name: low
+    class: long
+    description: Jobs that may exceed 10 s (ledger export and import); capped workers instead of an SLO.
+    retention_seconds: 1209600
+    worker: {cluster: jobs, service: low-worker, min_tasks: 1, max_tasks: 5}
+    dlq: {name: low-dlq, max_receive_count: 3}
+    topics:
+      - {name: jobs-low}
+    runbook: https://runbooks.example.com/jobs/low
+    owner: ledger
+"""
+
+
+def generated_queues(count: int) -> str:
+    return "".join(
+        f"""
+  - name: q{index:03d}
+    class: short
+    slo_seconds: 60
+    worker: {{cluster: jobs, service: q{index:03d}-worker, min_tasks: 1, max_tasks: 8}}
+    dlq: {{name: q{index:03d}-dlq, max_receive_count: 3}}
+    topics:
+      - {{name: jobs-q{index:03d}}}
+    runbook: https://runbooks.example.com/jobs/q{index:03d}
+    owner: platform
+"""
+        for index in range(count)
+    )
+
+
+def threshold(repo: Path) -> None:
+    edit(
+        repo, "monitors/age.yaml", "thresholds: {critical: 1, warning: 0.5}", "thresholds: {critical: 1, warning: 0.75}"
+    )
+
+
+def new_queue(repo: Path) -> None:
+    path = repo / "queues.yaml"
+    path.write_text(path.read_text() + NEW_QUEUE)
+
+
+def removed_queue(repo: Path) -> None:
+    edit(repo, "queues.yaml", LOW_QUEUE, "")
+
+
+def notification_target(repo: Path) -> None:
+    edit(
+        repo,
+        "environments/prod.yaml",
+        'page: ["@pagerduty-jobs-platform"]',
+        'page: ["@opsgenie-jobs-platform", "@oncall-lead@example.com"]',
+    )
+
+
+def message(repo: Path) -> None:
+    edit(
+        repo,
+        "monitors/dlq.yaml",
+        "  Find the error in the worker logs, fix it, then redrive the messages to [[queue_name]]\n",
+        "  Find the error in the worker logs (`service:[[service]] status:error`), fix it,\n"
+        "  then redrive the messages to [[queue_name]]\n",
+    )
+
+
+def many(repo: Path) -> None:
+    """Over 500 prod monitors change at once: they renotify sooner, and the DLQ ones say more."""
+    edit(repo, "environments/prod.yaml", "renotify_interval: 60", "renotify_interval: 30")
+    path = repo / "environments/prod.yaml"
+    path.write_text(path.read_text() + PROD_DLQ_MESSAGE)
+
+
+PROD_DLQ_MESSAGE = """metrics:
+  dlq:
+    message: |
+      [[dlq_name]] holds {{value}} messages: jobs from [[queue_name]] failed [[max_receive_count]] times and are parked.
+      In prod, tell the owning team first: customers may be waiting on these jobs.
+      Find the error in the worker logs, fix it, then redrive the messages to [[queue_name]]
+      (SQS console: "Start DLQ redrive"). They expire after the DLQ's retention period.
+"""
+
+
+def many_base(repo: Path) -> None:
+    path = repo / "queues.yaml"
+    path.write_text(path.read_text() + generated_queues(GENERATED_QUEUES))
+
+
+SCENARIOS: dict[str, tuple[Callable[[Path], None] | None, Callable[[Path], None]]] = {
+    "threshold": (None, threshold),
+    "new-queue": (None, new_queue),
+    "removed-queue": (None, removed_queue),
+    "notification-target": (None, notification_target),
+    "message": (None, message),
+    "many": (many_base, many),
+}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_golden_reports(scenario: str, repo: Path, run: Run, golden: Golden) -> None:
+    prepare, change = SCENARIOS[scenario]
+    if prepare:
+        prepare(repo)
+        commit(repo, "more queues")
+    change(repo)
+    for fmt, suffix in FORMATS:
+        code, out, err = run(repo, "--base", "HEAD", "--format", fmt, "--detailed-exitcode")
+        assert (code, err) == (2, "")
+        golden(f"diff/{scenario}.{suffix}", out)
+    code, again, _ = run(repo, "--base", "HEAD", "--format", "markdown")
+    assert code == 0
+    assert again == (Path(__file__).parent / "golden" / "diff" / f"{scenario}.md").read_text(), "not deterministic"
+
+
+def test_two_commits_and_the_working_tree(repo: Path, run: Run) -> None:
+    """Committed head against its parent, and the working tree against a commit; neither run touches files."""
+    threshold(repo)
+    commit(repo, "warn sooner")
+    removed_queue(repo)  # left uncommitted: the working tree differs from HEAD
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts}
+    status = git(repo, "status", "--porcelain")
+
+    code, out, _ = run(repo, "--base", "HEAD~1", "--head", "HEAD", "--detailed-exitcode")
+    assert code == 2
+    assert out.endswith("Diff: 0 to create, 9 to update, 0 to delete, 125 unchanged.\n")
+    assert "prod/low/" not in out, "the uncommitted removal is not part of HEAD"
+
+    code, out, _ = run(repo, "--base", "HEAD", "--detailed-exitcode")
+    assert code == 2
+    assert out.endswith("Diff: 0 to create, 3 to update, 22 to delete, 109 unchanged.\n")
+
+    code, out, _ = run(repo, "--base", "HEAD", "--head", "HEAD", "--detailed-exitcode")
+    assert code == 0
+    assert "Who gets paged: no notification target added, removed or changed." in out
+    assert out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 134 unchanged.\n")
+    assert run(repo, "--base", "HEAD~1", "--head", "HEAD")[0] == 0, "changes exit 0 without --detailed-exitcode"
+
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts} == before
+    assert git(repo, "status", "--porcelain") == status
+
+
+def test_definitions_in_a_subfolder_of_the_repository(
+    example_copy: Path, tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "repo"
+    (root / "ops").mkdir(parents=True)
+    example_copy.rename(root / "ops" / "observability")
+    (root / "README.md").write_text("not a definition\n")
+    git(root, "init", "-q")
+    commit(root, "base")
+    definitions = root / "ops" / "observability"
+    new_queue(definitions)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(definitions.relative_to(tmp_path), "--base", "HEAD", "--env", "dev", "--format", "json")
+    assert code == 0
+    assert '"create": 6' in out
+
+
+def test_environments_only_in_one_revision_are_all_creates_or_all_deletes(repo: Path, run: Run) -> None:
+    staging = repo / "environments" / "staging.yaml"
+    (repo / "environments" / "qa.yaml").write_text(staging.read_text().replace("name: staging", "name: qa"))
+    (repo / "environments" / "dev.yaml").unlink()
+    code, out, _ = run(repo, "--base", "HEAD", "--format", "json")
+    assert code == 0
+    envs = {e["env"]: e["summary"] for e in json.loads(out)["environments"]}
+    assert envs["dev"] == {"create": 0, "update": 0, "delete": 34, "unchanged": 0}
+    assert envs["qa"] == {"create": 50, "update": 0, "delete": 0, "unchanged": 0}
+    assert envs["prod"]["unchanged"] == 50
+
+    code, out, _ = run(repo, "--base", "HEAD", "--env", "prod", "--env", "qa")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()[3:5]] == ["prod", "qa"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--base", "no-such-branch"], "unknown git revision 'no-such-branch': check the name, or fetch it"),
+        (["--base", "HEAD", "--head", "v9"], "unknown git revision 'v9'"),
+        (["--base=--output=x"], "'--output=x' is not a git revision"),
+        (["--base", "HEAD", "--env", "nowhere"], "unknown environment 'nowhere' in both revisions: use one of: dev"),
+    ],
+)
+def test_bad_arguments_are_one_clear_error(repo: Path, run: Run, args: list[str], message: str) -> None:
+    code, out, err = run(repo, *args)
+    assert (code, out) == (1, "")
+    assert err.startswith("error: ") and message in err
+    assert "Traceback" not in err
+
+
+def test_a_folder_outside_git_is_a_clear_error(example_copy: Path, run: Run) -> None:
+    code, _, err = run(example_copy, "--base", "main")
+    assert code == 1
+    assert "is not inside a git repository" in err
+
+
+def test_without_git_on_the_path(repo: Path, run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    code, _, err = run(repo, "--base", "HEAD")
+    assert code == 1
+    assert "error: git is not installed" in err
+
+
+def test_a_revision_without_definitions(repo: Path, run: Run) -> None:
+    git(repo, "checkout", "-q", "--orphan", "empty")
+    git(repo, "rm", "-rq", "--cached", ".")
+    (repo / "notes.txt").write_text("nothing here yet\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "empty")
+    code, _, err = run(repo, "--base", "HEAD")
+    assert code == 1
+    assert "revision 'HEAD' has no queues.yaml in the repository root" in err
+
+
+def test_head_that_fails_validation_fails_the_preview(repo: Path, run: Run) -> None:
+    edit(repo, "monitors/age.yaml", "priority: 2", "priority: 9")
+    code, out, err = run(repo, "--base", "HEAD", "--format", "markdown")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: monitors/age.yaml:9: priority:"), err
+
+    commit(repo, "broken")
+    code, _, err = run(repo, "--base", "HEAD~1", "--head", "HEAD")
+    assert code == 1
+    assert err.startswith("error: the head revision 'HEAD' does not validate: fix it there\nmonitors/age.yaml:9:")
+
+
+def test_base_that_does_not_load_names_the_revision(repo: Path, run: Run) -> None:
+    edit(repo, "queues.yaml", "class: feature\n", "class: featured\n")
+    commit(repo, "broken")
+    edit(repo, "queues.yaml", "class: featured\n", "class: feature\n")  # the working tree is fine again
+    code, _, err = run(repo, "--base", "HEAD")
+    assert code == 1
+    assert err.startswith("error: the base revision 'HEAD' does not load with this version of obs: ")
+    assert "queues.yaml:" in err and "unknown class 'featured'" in err
+
+
+def test_many_changes_fit_one_comment_and_say_what_was_left_out() -> None:
+    comment = (Path(__file__).parent / "golden" / "diff" / "many.md").read_text()
+    assert comment.startswith(MARKER + "\n")
+    assert size(comment) <= BUDGET < LIMIT
+    assert "| `prod` | 0 | 508 | 0 | 1 |" in comment
+    assert "Left out to fit a pull-request comment: the 565 field changes of 508 updated resources." in comment
+    assert "`obs diff --base HEAD --env prod --format text` shows everything" in comment
