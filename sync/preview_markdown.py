@@ -1,16 +1,18 @@
 """Pure: a preview -> one pull-request comment that stays under GitHub's size limit.
 
-Detail collapses step by step, the biggest environment section first: its line diffs, then its field
-changes, then its list of resources, then its per-queue breakdown; after that who-gets-paged loses the
-monitor names, then rows. Each section states exactly what it left out.
+Detail collapses step by step, the biggest queue's first: its line diffs, then its field changes, then
+its list of resources; then environments drop their per-queue lines; after that who-gets-paged loses
+the monitor names, then rows. Each section states exactly what it left out.
 """
 
 from __future__ import annotations
 
+import heapq
 import html
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .paging import AudienceChange
 from .plan import UPDATE, Change, Plan
@@ -21,9 +23,8 @@ MARKER = "<!-- obs-diff -->"  # the workflow finds its sticky comment by this fi
 LIMIT = 65_536  # GitHub's comment limit, in characters
 BUDGET = 60_000  # a margin under the limit
 
-# How much of an environment's detail is shown.
-FULL, NO_LINE_DIFFS, NO_FIELDS, NO_RESOURCES, NO_QUEUES = range(5)
-_MOST = NO_QUEUES
+# How much of a queue's changes is shown; an environment can drop its per-queue breakdown altogether.
+FULL, NO_LINE_DIFFS, NO_FIELDS, NO_RESOURCES = range(4)
 
 
 @dataclass(frozen=True)
@@ -32,28 +33,96 @@ class _Paging:
     rows: int | None = None  # how many rows to keep; None keeps all
 
 
+@dataclass
+class _Group:
+    """One queue's changes in one environment, and their markdown at the level of detail it is shown at."""
+
+    queue: str
+    changes: Sequence[Change]
+    diffs: list[list[list[str]]]  # the line diff of each field of each change ([] for most)
+    level: int = FULL
+    text: str = ""
+
+    def render(self) -> int:
+        self.text = _group(self)
+        return size(self.text)
+
+
+@dataclass
+class _Section:
+    """One environment: its heading, what it leaves out, and its queues."""
+
+    plan: Plan
+    groups: list[_Group]
+    title: str
+    hidden: Counter[str] = field(default_factory=Counter)  # what the section leaves out, by kind
+    collapsed: bool = False  # no per-queue breakdown at all
+    heading: str = ""
+
+    def render(self, rerun: str) -> int:
+        self.heading = _heading(self, rerun)
+        return size(self.heading)
+
+    def lower(self, group: _Group) -> None:
+        """Show one queue with one level less detail, and count what that leaves out."""
+        group.level += 1
+        if group.level == NO_LINE_DIFFS:
+            self.hidden["diffs"] += sum(bool(d) for fields in group.diffs for d in fields)
+        elif group.level == NO_FIELDS:
+            self.hidden["diffs"] -= sum(bool(d) for fields in group.diffs for d in fields)
+            self.hidden["fields"] += sum(len(c.fields) for c in group.changes)
+            self.hidden["updated"] += sum(c.action == UPDATE and bool(c.fields) for c in group.changes)
+        else:
+            self.hidden["resources"] += len(group.changes)
+            self.hidden["queues"] += 1
+
+
 def comment(preview: Preview, rerun: str) -> str:
     """The markdown comment; `rerun` is the command that shows everything, e.g. `obs diff --base X`."""
-    plans = {p.env: p for p in preview.plans if p.pending}
-    levels = dict.fromkeys(plans, FULL)
-    sections = {env: _environment(plan, FULL, rerun) for env, plan in plans.items()}
-    out = _compose(preview, sections, _Paging(), rerun)
-    while size(out) > BUDGET and any(level < _MOST for level in levels.values()):
-        # The biggest section gives up one level of detail: small environments keep theirs longest.
-        env = min((e for e in plans if levels[e] < _MOST), key=lambda e: (-size(sections[e]), e))
-        levels[env] += 1
-        sections[env] = _environment(plans[env], levels[env], rerun)
-        out = _compose(preview, sections, _Paging(), rerun)
-    for paging in _fewer_rows(len(preview.paging)):
+    sections = [_new_section(plan) for plan in preview.plans if plan.pending]
+    # Who gets paged matters most, but thousands of rows would leave no room for anything else.
+    paging = next(p for p in _fewer_rows(preview.paging) if size(_paging(preview.paging, p, rerun)) <= BUDGET // 2)
+    total = size(_header(preview)) + size(_paging(preview.paging, paging, rerun))
+    total += sum(s.render(rerun) + sum(g.render() for g in s.groups) for s in sections)
+    # The biggest queue gives up one level of detail at a time, so small changes keep theirs longest;
+    # among equals the later queues go first.
+    order = [(s, g) for s in sections for g in s.groups]
+    biggest = [(-size(g.text), -index) for index, (_, g) in enumerate(order)]
+    heapq.heapify(biggest)
+    while total > BUDGET and biggest:
+        _, later = heapq.heappop(biggest)
+        section, group = order[-later]
+        total -= size(section.heading) + size(group.text)
+        section.lower(group)
+        total += section.render(rerun) + group.render()
+        if group.level < NO_RESOURCES:
+            heapq.heappush(biggest, (-size(group.text), later))
+    # Thousands of queues: environments drop their per-queue lines, the biggest first.
+    for section in sorted(sections, key=lambda s: -sum(size(g.text) for g in s.groups)):
+        if total <= BUDGET:
+            break
+        total -= size(section.heading) + sum(size(g.text) for g in section.groups)
+        section.collapsed = True
+        total += section.render(rerun)
+    out = _compose(preview, sections, paging, rerun)
+    for fewer in _fewer_rows(preview.paging, paging):
         if size(out) <= BUDGET:
             return out
-        out = _compose(preview, sections, paging, rerun)
+        out = _compose(preview, sections, fewer, rerun)
     return out if size(out) <= BUDGET else _cut(out, rerun)
 
 
-def _fewer_rows(rows: int) -> Iterator[_Paging]:
-    """Who-gets-paged without monitor names, then with half as many rows each time, down to none."""
-    yield _Paging(examples=False)
+def _new_section(plan: Plan) -> _Section:
+    groups = [_Group(q, c, [[line_diff(f) for f in ch.fields] for ch in c]) for q, c in by_queue(plan)]
+    return _Section(plan, groups, f"### {_code(plan.env)}: {counted(plan.pending)}")
+
+
+def _fewer_rows(changes: Sequence[AudienceChange], start: _Paging = _Paging()) -> Iterator[_Paging]:
+    """Who-gets-paged as it is, without monitor names, then with half as many rows each time, down to none."""
+    rows = len(changes) if start.rows is None else start.rows
+    if start.examples:
+        yield start
+        yield _Paging(examples=False)
     while rows:
         rows //= 2
         yield _Paging(examples=False, rows=rows)
@@ -64,7 +133,16 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _compose(preview: Preview, sections: dict[str, str], paging: _Paging, rerun: str) -> str:
+def _compose(preview: Preview, sections: Sequence[_Section], paging: _Paging, rerun: str) -> str:
+    parts = [_header(preview), _paging(preview.paging, paging, rerun)]
+    for section in sections:
+        parts.append(section.heading)
+        if not section.collapsed:
+            parts += [g.text for g in section.groups]
+    return "".join(parts)
+
+
+def _header(preview: Preview) -> str:
     totals = preview.totals()
     head = preview.head if preview.head == WORKING_TREE else _code(preview.head)
     lines = [MARKER, f"## obs diff: {_code(preview.base)} → {head}", ""]
@@ -78,15 +156,13 @@ def _compose(preview: Preview, sections: dict[str, str], paging: _Paging, rerun:
         lines.append(f"| {_code(plan.env)} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
     if len(preview.plans) > 1:
         lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in ACTIONS)} |")
-    lines += ["", *_paging(preview.paging, paging, rerun)]
-    lines += [sections[p.env] for p in preview.plans if p.env in sections]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n"
 
 
-def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> list[str]:
+def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> str:
     lines = ["### Who gets paged", ""]
     if not changes:
-        return [*lines, "No notification target is added, removed or changed.", ""]
+        return "\n".join([*lines, "No notification target is added, removed or changed."]) + "\n\n"
     lines += ["| environment | severity | target | monitors |", "|---|---|---|---|"]
     shown = changes if paging.rows is None else changes[: paging.rows]
     for change in shown:
@@ -102,60 +178,61 @@ def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> l
         left_out.append(f"{len(changes) - len(shown)} more rows")
     if left_out:
         lines += ["", _left_out(left_out, f"{rerun} --format text")]
-    return [*lines, ""]
+    return "\n".join(lines) + "\n\n"
 
 
-def _environment(plan: Plan, level: int, rerun: str) -> str:
-    groups = by_queue(plan)
-    lines = [f"### {_code(plan.env)}: {counted(plan.pending)}", ""]
-    omitted = _omitted(plan, groups, level)
+def _heading(section: _Section, rerun: str) -> str:
+    lines = [section.title, ""]
+    omitted = _omitted(section)
     if omitted:
-        lines += [_left_out(omitted, f"{rerun} --env {plan.env} --format text"), ""]
-    if level >= NO_QUEUES:
-        return "\n".join(lines)
-    for queue, changes in groups:
-        if level >= NO_RESOURCES:
-            lines.append(f"- {_code(queue)}: {counted(changes)}")
-            continue
-        lines += [f"<details><summary><code>{html.escape(queue)}</code>: {counted(changes)}</summary>", ""]
-        for change in changes:
-            lines += _resource(change, level)
-        lines += ["", "</details>", ""]
-    if level >= NO_RESOURCES:
-        lines.append("")
-    return "\n".join(lines)
+        lines += [_left_out(omitted, f"{rerun} --env {section.plan.env} --format text"), ""]
+    return "\n".join(lines) + "\n"
 
 
-def _resource(change: Change, level: int) -> list[str]:
-    fields = f" ({len(change.fields)} field{'s' * (len(change.fields) != 1)})" if level >= NO_FIELDS else ""
-    lines = [f"- **{change.action}** {change.kind} {_code(change.key)}{fields}: {_text(change.title)}"]
+def _omitted(section: _Section) -> list[str]:
+    """Exactly what this environment's section leaves out."""
+    hidden = section.hidden
+    if section.collapsed:
+        changes = section.plan.pending
+        hidden = Counter(
+            queues=len(section.groups),
+            resources=len(changes),
+            fields=sum(len(c.fields) for c in changes),
+            updated=sum(c.action == UPDATE and bool(c.fields) for c in changes),
+        )
+    out = [f"the breakdown by queue ({len(section.groups)} groups)"] if section.collapsed else []
+    if hidden["resources"]:
+        queues = f"{hidden['queues']} queue{'s' * (hidden['queues'] != 1)}"
+        out.append(f"the list of {hidden['resources']} changed resources in {queues}")
+    if hidden["fields"]:
+        out.append(f"the {hidden['fields']} field changes of {hidden['updated']} updated resources")
+    if hidden["diffs"]:
+        out.append(f"the line diffs of {hidden['diffs']} text fields")
+    return out
+
+
+def _group(group: _Group) -> str:
+    if group.level >= NO_RESOURCES:
+        return f"- {_code(group.queue)}: {counted(group.changes)}\n\n"
+    lines = [f"<details><summary><code>{html.escape(group.queue)}</code>: {counted(group.changes)}</summary>", ""]
+    for change, diffs in zip(group.changes, group.diffs, strict=True):
+        lines += _resource(change, diffs, group.level)
+    return "\n".join([*lines, "", "</details>"]) + "\n\n"
+
+
+def _resource(change: Change, diffs: Sequence[Sequence[str]], level: int) -> list[str]:
+    count = len(change.fields)
+    fields = f" ({count} field{'s' * (count != 1)})" if level >= NO_FIELDS and count else ""
+    note = f" ({_text(change.note)})" if change.note else ""
+    lines = [f"- **{change.action}** {change.kind} {_code(change.key)}{fields}: {_text(change.title)}{note}"]
     if level >= NO_FIELDS:
         return lines
-    for field in change.fields:
-        lines.append(f"  - {_code(field.path)}: {_cell(change_of(field, '→', _value))}")
-        diff = line_diff(field) if level < NO_LINE_DIFFS else []
-        if diff:
+    for field_change, diff in zip(change.fields, diffs, strict=True):
+        lines.append(f"  - {_code(field_change.path)}: {_cell(change_of(field_change, '→', _value, diff))}")
+        if diff and level < NO_LINE_DIFFS:
             fence = "`" * max(3, _longest_run(diff) + 1)
             lines += [f"    {fence}diff", *(f"    {line}" for line in diff), f"    {fence}"]
     return lines
-
-
-def _omitted(plan: Plan, groups: Sequence[tuple[str, Sequence[Change]]], level: int) -> list[str]:
-    """Exactly what this environment's section leaves out at this level."""
-    changes = plan.pending
-    fields = sum(len(c.fields) for c in changes)
-    updated = sum(c.action == UPDATE for c in changes)
-    diffs = sum(bool(line_diff(f)) for c in changes for f in c.fields)
-    if level == FULL:
-        return []
-    if level == NO_LINE_DIFFS:
-        return [f"the line diffs of {diffs} text fields"] if diffs else []
-    out = [f"the {fields} field changes of {updated} updated resources"] if fields else []
-    if level >= NO_RESOURCES:
-        out.insert(0, f"the list of {len(changes)} changed resources")
-    if level >= NO_QUEUES:
-        out.insert(0, f"the breakdown by queue ({len(groups)} groups)")
-    return out
 
 
 def _left_out(what: Sequence[str], command: str) -> str:
@@ -165,7 +242,7 @@ def _left_out(what: Sequence[str], command: str) -> str:
 def _cut(out: str, rerun: str) -> str:
     """The last resort, when even the summary is too big (thousands of environments): cut at a line."""
     note = f"\n> Cut here to fit a pull-request comment. `{rerun} --format text` shows everything.\n"
-    kept = out[: BUDGET - len(note)]
+    kept = out.encode("utf-16-le")[: 2 * (BUDGET - size(note))].decode("utf-16-le", errors="ignore")
     return kept[: kept.rfind("\n")] + note
 
 

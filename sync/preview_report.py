@@ -44,11 +44,19 @@ def line_diff(field: FieldChange) -> list[str]:
     return list(difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), lineterm="", n=1))[2:]
 
 
-def change_of(field: FieldChange, arrow: str = "->", value: Callable[[Any], str] | None = None) -> str:
-    """What happened to one field: `old -> new`, added and removed items of a list, or a line count."""
-    value = value or show
+def show(value: Any) -> str:
+    """A value as JSON, cut short past a few hundred characters (json output has it whole)."""
+    shown = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return shown if len(shown) <= _MAX_VALUE else f"{shown[: _MAX_VALUE - 20]}... ({len(shown)} characters)"
+
+
+def change_of(
+    field: FieldChange, arrow: str = "->", value: Callable[[Any], str] = show, lines: Sequence[str] | None = None
+) -> str:
+    """What happened to one field: `old -> new`, added and removed items of a list, or a line count.
+    `lines` is the field's line diff when the caller has it already."""
     old, new = field.old, field.new
-    lines = line_diff(field)
+    lines = line_diff(field) if lines is None else lines
     if lines:
         added = sum(line.startswith("+") for line in lines)
         removed = sum(line.startswith("-") for line in lines)
@@ -67,12 +75,6 @@ def change_of(field: FieldChange, arrow: str = "->", value: Callable[[Any], str]
 
 def _scalars(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str | int | float) for v in value)
-
-
-def show(value: Any) -> str:
-    """A value as JSON, cut short past a few hundred characters (json output has it whole)."""
-    shown = json.dumps(value, sort_keys=True, ensure_ascii=False)
-    return shown if len(shown) <= _MAX_VALUE else f"{shown[: _MAX_VALUE - 20]}... ({len(shown)} characters)"
 
 
 def audience(change: AudienceChange, arrow: str = "->", quote: str = "") -> str:
@@ -107,6 +109,8 @@ def text(preview: Preview) -> str:
             lines += ["", f"{plan.env} / {queue}: {counted(changes)}"]
             for change in changes:
                 lines.append(f"  {SIGNS[change.action]} {change.kind} {change.key}  {change.title}")
+                if change.note:
+                    lines.append(f"      ({change.note})")
                 for field in change.fields:
                     lines.append(f"      {field.path}: {change_of(field)}")
                     lines += [f"        {line}" for line in line_diff(field)]
@@ -152,5 +156,6 @@ def _change_json(change: Change) -> dict[str, Any]:
         "key": change.key,
         "title": change.title,
         "queue": change.queue,
+        "note": change.note,
         "fields": [{"path": f.path, "old": f.old, "new": f.new} for f in change.fields],
     }
