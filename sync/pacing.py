@@ -54,9 +54,16 @@ class Pacer:
                 reset = reset if reset is not None else 1.0
             if remaining is None or reset is None:
                 return
-            # Requests still in flight were sent after this answer was counted: they draw on it too.
+            # Requests still in flight may not be counted in this answer yet: they draw on it too.
             left = max(0, remaining - self._in_flight[group])
-            self._budgets[group] = _Budget(left, self._clock() + reset)
+            now = self._clock()
+            budget = self._budgets.get(group)
+            if budget is not None and now < budget.resets_at and not limited:
+                # Answers arrive out of order: within a window the lowest count is the true one, and the
+                # window ends when the first answer said (its reset is rounded up: never early).
+                left = min(left, budget.remaining)
+                reset = budget.resets_at - now
+            self._budgets[group] = _Budget(left, now + reset)
 
 
 def _budget_headers(headers: Mapping[str, str]) -> tuple[int | None, float | None]:

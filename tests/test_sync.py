@@ -1,0 +1,365 @@
+"""obs plan and obs sync end to end: the real CLI and datadog-api-client against the fake Datadog on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sync.cli import main
+
+from .fakedd import FakeDatadog
+
+KEY = re.compile(r"^obs-key:(.+)$")
+
+
+@pytest.fixture
+def dd(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDatadog]:
+    with FakeDatadog() as fake:
+        monkeypatch.setenv("DD_API_KEY", fake.api_key)
+        monkeypatch.setenv("DD_APP_KEY", fake.app_key)
+        monkeypatch.setenv("DD_HOST", fake.url)
+        monkeypatch.delenv("DD_SITE", raising=False)
+        yield fake
+
+
+class Obs:
+    """Runs the CLI on one definitions folder and keeps what it printed."""
+
+    def __init__(self, definitions: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.definitions = definitions
+        self.capsys = capsys
+        self.out = self.err = ""
+
+    def __call__(self, *argv: str) -> int:
+        code = main(["--definitions", str(self.definitions), *argv])
+        self.out, self.err = self.capsys.readouterr()
+        return code
+
+    def plan(self, env: str = "prod") -> dict[str, Any]:
+        assert self("plan", "--env", env, "--format", "json") == 0, self.err
+        plan: dict[str, Any] = json.loads(self.out)
+        return plan
+
+
+@pytest.fixture
+def obs(example_copy: Path, capsys: pytest.CaptureFixture[str]) -> Obs:
+    return Obs(example_copy, capsys)
+
+
+def keys(dd: FakeDatadog) -> Counter[str]:
+    """Managed keys in the fake, with how many live objects carry each."""
+    found: Counter[str] = Counter()
+    for monitor in dd.monitors.values():
+        found.update(m.group(1) for tag in monitor["tags"] if (m := KEY.match(tag)))
+    for dashboard in dd.dashboards.values():
+        found.update(
+            line.split("obs-key:")[1] for line in (dashboard["description"] or "").splitlines() if "obs-key:" in line
+        )
+    return found
+
+
+def changes(plan: dict[str, Any]) -> dict[str, str]:
+    return {c["key"]: c["action"] for c in plan["changes"] if c["action"] != "unchanged"}
+
+
+def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert "Applied: 50 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert len(dd.monitors) == 49 and len(dd.dashboards) == 1
+    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 50
+
+    dd.reset_log()
+    assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 50 unchanged, 0 unmanaged." in obs.out
+    assert dd.calls() == 4  # one monitor page, two dashboard summary pages, the one dashboard
+    assert "API calls: 4 (" in obs.err
+
+
+def test_the_plan_reads_monitors_a_thousand_per_call_not_one_per_monitor(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    dd.reset_log()
+    obs.plan()
+    assert dd.calls("GET", "/api/v1/monitor") == 1
+    assert dd.calls("GET", "/api/v1/dashboard/") == 1
+
+
+def test_a_threshold_changed_in_yaml_shows_exactly_that_change(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    prod = obs.definitions / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("critical: 21600, warning: 10800", "critical: 25200, warning: 10800"))
+    plan = obs.plan()
+    assert changes(plan) == {"prod/reindexing/age": "update"}
+    (change,) = [c for c in plan["changes"] if c["action"] == "update"]
+    fields = {f["path"]: (f["old"], f["new"]) for f in change["fields"]}
+    assert fields.keys() == {"options.thresholds.critical", "query", "message"}  # one number, said three times
+    assert fields["options.thresholds.critical"] == (21600.0, 25200)
+    old_query, new_query = fields["query"]
+    assert old_query.endswith("> 21600") and new_query == old_query.replace("> 21600", "> 25200")
+    assert obs("sync", "--env", "prod") == 0
+    assert "Applied: 0 created, 1 updated, 0 deleted, 0 failed" in obs.out
+    assert changes(obs.plan()) == {}
+
+
+def test_an_edit_in_the_ui_is_drift_and_the_next_sync_reverts_it(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    monitor_id, monitor = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    # Someone raises the threshold by hand; a PUT from the UI replaces options, so they send them all.
+    options = {**monitor["options"], "thresholds": {"critical": 90.0, "warning": 15.0}, "renotify_interval": 0}
+    dd.update_monitor(monitor_id, {"query": monitor["query"].replace("> 30", "> 90"), "options": options})
+    plan = obs.plan()
+    assert changes(plan) == {"prod/critical/age": "update"}
+    (change,) = [c for c in plan["changes"] if c["action"] == "update"]
+    assert {f["path"] for f in change["fields"]} == {
+        "options.thresholds.critical",
+        "options.renotify_interval",
+        "query",
+    }
+    assert obs("sync", "--env", "prod") == 0
+    assert dd.monitors[monitor_id]["options"]["thresholds"]["critical"] == 30.0
+    assert dd.monitors[monitor_id]["options"]["renotify_interval"] == 60
+    assert changes(obs.plan()) == {}
+
+
+def test_options_are_sent_complete_on_update(obs: Obs, dd: FakeDatadog) -> None:
+    """The server replaces options wholesale: an update that sent only the changed key would drop the rest."""
+    obs("sync", "--env", "prod")
+    monitor_id = next(i for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    dd.update_monitor(monitor_id, {"options": {"thresholds": {"critical": 30}}})  # the rest of options is gone
+    obs("sync", "--env", "prod")
+    assert dd.monitors[monitor_id]["options"]["evaluation_delay"] == 900
+    assert changes(obs.plan()) == {}
+
+
+def test_an_unmanaged_monitor_with_the_same_name_stays_untouched(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    ours = next(m for m in dd.monitors.values() if "obs-key:prod/critical/age" in m["tags"])
+    theirs = dd.create_monitor(
+        {"name": ours["name"], "type": "query alert", "query": ours["query"], "tags": ["team:x"]}
+    )
+    before = dict(dd.monitors[theirs["id"]])
+    assert obs("sync", "--env", "prod") == 0
+    assert "Nothing to do." in obs.out
+    assert dd.monitors[theirs["id"]] == before
+
+
+def test_removing_a_queue_deletes_only_its_monitors_in_that_environment(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    obs("sync", "--env", "staging")
+    before = keys(dd)
+    queues = obs.definitions / "queues.yaml"
+    text = queues.read_text()
+    start = text.index("  - name: low\n")
+    queues.write_text(text[:start] + text[text.index("  - name: introduction\n") :])
+    plan = obs.plan()
+    deleted = {key for key, action in changes(plan).items() if action == "delete"}
+    assert deleted == {key for key in before if key.startswith("prod/low/")} and deleted
+    assert changes(plan).keys() - deleted == {"prod/oncall"}  # the dashboard no longer shows the queue
+    assert obs("sync", "--env", "prod") == 0, obs.out + obs.err
+    after = keys(dd)
+    assert set(before) - set(after) == {k for k in before if k.startswith("prod/low/")}
+    assert any(k.startswith("staging/low/") for k in after)
+
+
+def test_the_mass_delete_guard_trips_and_nothing_is_deleted(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    before = keys(dd)
+    queues = obs.definitions / "queues.yaml"
+    text = queues.read_text()
+    queues.write_text(text[: text.index("  - name: default\n")] + text[text.index("  - name: reindexing\n") :])
+    doomed = sum(key.split("/")[1] in ("default", "low", "introduction") for key in before)
+    assert doomed > 10
+    assert obs("sync", "--env", "prod") == 1
+    assert f"refusing to delete {doomed} of the 50 objects obs manages in 'prod' (the limit is 10)" in obs.err
+    assert "--allow-mass-delete" in obs.err
+    assert keys(dd) == before
+    assert obs("sync", "--env", "prod", "--max-deletes", str(doomed)) == 0
+    assert len(keys(dd)) == 50 - doomed
+
+
+def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    queues = obs.definitions / "queues.yaml"
+    text = queues.read_text()
+    queues.write_text(text[: text.index("  - name: introduction\n")] + text[text.index("  - name: reindexing\n") :])
+    assert obs("sync", "--env", "prod", "--no-delete") == 0
+    assert "7 deletions skipped (--no-delete)." in obs.out
+    assert len(keys(dd)) == 50
+
+
+def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    for path in (obs.definitions / "monitors").glob("*.yaml"):
+        path.unlink()
+    (obs.definitions / "environments" / "prod.yaml").write_text(
+        (obs.definitions / "environments" / "prod.yaml").read_text() + "dashboards: {oncall: false}\n"
+    )
+    assert obs("sync", "--env", "prod", "--allow-mass-delete") == 1
+    assert "expand to nothing" in obs.err or "error:" in obs.err
+    assert len(keys(dd)) == 50
+
+
+def test_two_live_objects_with_one_key_are_repaired_keeping_the_older(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    older_id, older = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/high/age" in m["tags"])
+    copy = {k: older[k] for k in ("name", "type", "query", "message", "tags", "options", "priority")}
+    newer = dd.create_monitor(copy)
+    plan = obs.plan()
+    assert changes(plan) == {"prod/high/age": "delete"}
+    (repair,) = [c for c in plan["changes"] if c["action"] == "delete"]
+    assert repair["id"] == str(newer["id"]) and f"duplicate of monitor {older_id}" in repair["note"]
+    assert obs("sync", "--env", "prod") == 0
+    assert older_id in dd.monitors and newer["id"] not in dd.monitors
+
+
+def test_adoption_keeps_the_ids_of_existing_monitors(obs: Obs, dd: FakeDatadog) -> None:
+    # Hand-made twins of what obs would create for one queue, without our tags.
+    assert obs("render", "--env", "prod", "--out", str(obs.definitions / "out")) == 0
+    handmade = {}
+    for path in sorted((obs.definitions / "out" / "monitors").glob("prod.critical.*.json")):
+        body = json.loads(path.read_text())
+        body["tags"] = ["team:platform"]
+        handmade[dd.create_monitor(body)["id"]] = body["name"]
+    assert obs("plan", "--env", "prod") == 0
+    assert f"{len(handmade)} unmanaged" not in obs.out  # without --adopt ours are the only monitors read
+
+    assert obs("plan", "--env", "prod", "--adopt", "--format", "json") == 0
+    plan = json.loads(obs.out)
+    adopted = [c for c in plan["changes"] if c["note"].startswith("adopts unmanaged monitor")]
+    assert {int(c["id"]) for c in adopted} == set(handmade)
+
+    assert obs("sync", "--env", "prod", "--adopt") == 0, obs.out
+    for monitor_id, name in handmade.items():
+        assert dd.monitors[monitor_id]["name"] == name
+        assert "managed-by:obs" in dd.monitors[monitor_id]["tags"]
+    assert len(dd.monitors) == 49 and all(n == 1 for n in keys(dd).values())
+    assert changes(obs.plan()) == {}
+
+
+def test_dry_run_validates_every_changed_monitor_and_writes_nothing(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod", "--dry-run") == 0, obs.out
+    assert "Dry run: 49 monitors valid, 0 invalid; nothing written." in obs.out
+    assert dd.calls("POST", "/api/v1/monitor/validate") == 49
+    assert dd.monitors == {} and dd.dashboards == {}
+
+
+def test_missing_credentials_name_the_variables(obs: Obs, dd: FakeDatadog, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DD_APP_KEY")
+    assert obs("plan", "--env", "prod") == 1
+    assert "DD_APP_KEY is not set" in obs.err and "--offline" in obs.err
+    assert dd.calls() == 0
+
+
+def test_wrong_keys_are_a_clear_error(obs: Obs, dd: FakeDatadog, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DD_APP_KEY", "not-the-key")
+    assert obs("sync", "--env", "prod") == 1
+    assert "HTTP 403" in obs.err and "DD_API_KEY and DD_APP_KEY" in obs.err
+    assert dd.monitors == {}
+
+
+def test_a_monitor_deleted_by_hand_is_created_again(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    monitor_id = next(i for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    dd.delete_monitor(monitor_id)
+    prod = obs.definitions / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
+    assert obs("sync", "--env", "prod") == 0
+    assert "Applied: 1 created, 48 updated, 0 deleted, 0 failed" in obs.out
+
+
+def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    # A monitor whose type was changed by hand cannot take our update (the API refuses type changes on PUT).
+    monitor_id = next(i for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    dd.monitors[monitor_id]["query"] += " "
+    prod = obs.definitions / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
+    dd.faults.error_rate = 0.0
+    assert obs("sync", "--env", "prod") == 0
+
+
+def test_rate_limits_are_respected_without_429s(obs: Obs, dd: FakeDatadog) -> None:
+    dd.faults.rate_limit, dd.faults.rate_period = 20, 1.0
+    assert obs("sync", "--env", "prod", "--verbose") == 0, obs.err
+    assert [r for r in dd.log if r.status == 429] == []
+    assert "0 throttled (429)" in obs.err
+
+
+def test_a_429_waits_for_the_reset_and_is_not_a_failure(obs: Obs, dd: FakeDatadog) -> None:
+    dd.faults.throttle_rate, dd.faults.rate_period = 0.3, 1.0
+    assert obs("sync", "--env", "prod", "--verbose") == 0, obs.out
+    assert any(r.status == 429 for r in dd.log)
+    assert len(keys(dd)) == 50 and all(n == 1 for n in keys(dd).values())
+
+
+def test_a_fault_storm_converges_to_exactly_the_desired_set(obs: Obs, dd: FakeDatadog) -> None:
+    """200+ monitors under random 429s, 5xx, timeouts and lost responses: re-runs converge, no duplicates."""
+    queues = obs.definitions / "queues.yaml"
+    extra = "".join(
+        f"\n  - name: bulk{i:02d}\n    class: long\n    description: Bulk work {i}.\n"
+        f"    worker: {{cluster: jobs, service: bulk{i:02d}-worker, min_tasks: 1, max_tasks: 5}}\n"
+        f"    dlq: {{name: bulk{i:02d}-dlq, max_receive_count: 3}}\n"
+        f"    runbook: https://runbooks.example.com/jobs/bulk\n    owner: platform\n"
+        for i in range(25)
+    )
+    queues.write_text(queues.read_text() + extra)
+    theirs = dd.create_monitor({"name": "hand-made", "type": "query alert", "query": "avg(last_5m):avg:x{*} > 1"})
+    before = dict(dd.monitors[theirs["id"]])
+    dd.faults.error_rate = dd.faults.lost_response_rate = 0.1
+    dd.faults.throttle_rate, dd.faults.timeout_rate, dd.faults.timeout_seconds, dd.faults.rate_period = (
+        0.04,
+        0.03,
+        0.5,
+        1,
+    )
+    runs = []
+    for _ in range(6):
+        runs.append(obs("sync", "--env", "prod", "--timeout", "0.3"))
+        if runs[-1] == 0 and "Nothing to do." in obs.out:
+            break
+    assert runs[-1] == 0 and "Nothing to do." in obs.out, runs
+    lost = sum(r.status == 0 for r in dd.log)
+    assert lost > 0  # the storm really lost answers to committed writes
+    dd.faults.throttle_rate = dd.faults.error_rate = dd.faults.lost_response_rate = dd.faults.timeout_rate = 0.0
+    plan = obs.plan()
+    assert changes(plan) == {}
+    live = keys(dd)
+    assert len(live) == plan["summary"]["unchanged"] >= 200
+    assert all(n == 1 for n in live.values()), [k for k, n in live.items() if n > 1]
+    assert dd.monitors[theirs["id"]] == before
+
+
+def test_no_secret_appears_in_any_output(
+    example_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = {"DD_API_KEY": "sekret-api-5f1c0ffee", "DD_APP_KEY": "sekret-app-9d2decade"}
+    obs = Obs(example_copy, capsys)
+    seen = []
+    with FakeDatadog(api_key=secrets["DD_API_KEY"], app_key=secrets["DD_APP_KEY"]) as dd:
+        monkeypatch.setenv("DD_HOST", dd.url)
+        for name, value in secrets.items():
+            monkeypatch.setenv(name, value)
+        for argv in (
+            ["sync", "--env", "prod", "--verbose"],
+            ["plan", "--env", "prod", "--verbose", "--format", "json"],
+        ):
+            seen.append((obs(*argv), obs.out + obs.err))
+        dd.faults.error_rate = 1.0  # every request fails: retries, then an error
+        seen.append((obs("plan", "--env", "prod", "--verbose", "--timeout", "1"), obs.out + obs.err))
+        dd.faults.error_rate = 0.0
+        monkeypatch.setenv("DD_APP_KEY", "sekret-wrong-7e57")  # refused: the error names the variables, not values
+        seen.append((obs("sync", "--env", "prod"), obs.out + obs.err))
+        monkeypatch.setenv("DD_SITE", "datadoghq.eu")
+        monkeypatch.delenv("DD_HOST")
+        seen.append((obs("plan", "--env", "prod"), obs.out + obs.err))
+    monkeypatch.setenv("DD_HOST", "http://127.0.0.1:9")  # nothing listens there
+    seen.append((obs("plan", "--env", "prod", "--timeout", "1"), obs.out + obs.err))
+    assert [code for code, _ in seen] == [0, 0, 1, 1, 1, 1]
+    for _, text in seen:
+        for value in [*secrets.values(), "sekret-wrong-7e57"]:
+            assert value not in text
