@@ -99,3 +99,57 @@ def test_plan_matches_by_key_and_leaves_unmanaged_alone(example: Definitions) ->
     assert plan.count() == {"create": 1, "update": 1, "delete": 1, "unchanged": 1, "unmanaged": 1}
     update = next(c for c in plan.changes if c.action == UPDATE)
     assert update.fields == (FieldChange("priority", 5, changed.body["priority"]),)
+
+
+def _live(key: str | None, monitor_id: str, body: dict[str, Any], created: str = "", type_: str = "") -> Live:
+    live = _as_server_returns(body)
+    if type_:
+        live["type"] = type_  # set after the server's own aliasing
+    return Live(MONITOR, monitor_id, key, live, created)
+
+
+def test_live_objects_of_other_environments_are_not_looked_at() -> None:
+    resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
+    plan = make_plan("prod", [resource], [_live("staging/critical/age", "9", BODY), _live("staging/x/y", "8", BODY)])
+    assert [(c.action, c.key) for c in plan.changes] == [(CREATE, "prod/critical/age")]
+
+
+def test_of_two_objects_with_one_key_the_older_is_kept_and_the_newer_deleted() -> None:
+    resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
+    twins = [
+        _live(resource.key, "20", BODY, "2026-11-30T10:00:00Z"),
+        _live(resource.key, "30", BODY, "2026-11-01T00:00:00Z"),
+    ]
+    plan = make_plan("prod", [resource], twins)
+    assert [(c.action, c.id) for c in plan.changes] == [(DELETE, "20"), (UNCHANGED, "30")]
+    assert plan.changes[0].note == "duplicate of monitor 30, which is older and kept"
+
+
+def test_a_type_change_is_a_replacement() -> None:
+    resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
+    plan = make_plan("prod", [resource], [_live(resource.key, "7", BODY, type_="service check")])
+    (change,) = plan.changes
+    assert change.action == UPDATE and change.replace and "new ID" in change.note
+
+
+def test_adoption_takes_over_one_unmanaged_object_by_name_and_never_a_different_type() -> None:
+    body = {**BODY, "tags": ["team:platform"]}
+    same = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
+    other_type = Resource(MONITOR, "prod/high/age", {**BODY, "name": "high"}, "prod", "high")
+    ambiguous = Resource(MONITOR, "prod/low/age", {**BODY, "name": "low"}, "prod", "low")
+    live = [
+        _live(None, "1", body),
+        _live(None, "2", {**body, "name": "high"}, type_="service check"),
+        _live(None, "3", {**body, "name": "low"}),
+        _live(None, "4", {**body, "name": "low"}),
+    ]
+    without = make_plan("prod", [same, other_type, ambiguous], live)
+    assert [c.action for c in without.changes] == [CREATE, CREATE, CREATE]
+    assert [o.id for o in without.unmanaged] == ["1", "2", "3", "4"]
+    plan = make_plan("prod", [same, other_type, ambiguous], live, adopt=True)
+    actions = {c.key: (c.action, c.id) for c in plan.changes}
+    assert actions == {same.key: (UPDATE, "1"), other_type.key: (CREATE, None), ambiguous.key: (CREATE, None)}
+    adopted = next(c for c in plan.changes if c.id == "1")
+    assert adopted.note == "adopts unmanaged monitor 1, keeping its ID"
+    assert [f.path for f in adopted.fields] == ["tags"]
+    assert [o.id for o in plan.unmanaged] == ["2", "3", "4"]

@@ -363,3 +363,25 @@ def test_no_secret_appears_in_any_output(
     for _, text in seen:
         for value in [*secrets.values(), "sekret-wrong-7e57"]:
             assert value not in text
+
+
+def test_a_monitor_whose_type_changed_is_replaced_with_a_warning_that_its_id_changes(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    old_id, old = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    dd.delete_monitor(old_id)
+    stray = dd.create_monitor(
+        {
+            "name": old["name"],
+            "type": "service check",
+            "query": '"aws.sqs.can_connect".over("*").by("queuename").last(2).count_by_status()',
+            "tags": old["tags"],
+        }
+    )
+    assert obs("plan", "--env", "prod") == 0
+    assert f"~ monitor prod/critical/age (id {stray['id']})" in obs.out
+    assert "type cannot change in place: it is deleted and created again, with a new ID" in obs.out
+    assert obs("sync", "--env", "prod") == 0, obs.out
+    assert "replaced: the new ID is" in obs.out
+    assert stray["id"] not in dd.monitors
+    assert keys(dd)["prod/critical/age"] == 1
+    assert changes(obs.plan()) == {}

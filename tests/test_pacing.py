@@ -1,0 +1,66 @@
+"""Pacing from X-RateLimit headers, on a fake clock: spend the budget, then wait for the reset."""
+
+from __future__ import annotations
+
+from sync.pacing import Pacer
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 3))
+        self.now += seconds
+
+
+def _headers(remaining: int, reset: int) -> dict[str, str]:
+    return {"X-RateLimit-Remaining": str(remaining), "X-RateLimit-Reset": str(reset), "X-RateLimit-Limit": "5"}
+
+
+def test_requests_go_while_the_budget_lasts_then_wait_for_the_reset() -> None:
+    clock = Clock()
+    pacer = Pacer(clock, clock.sleep)
+    pacer.acquire("w")
+    pacer.release("w", _headers(remaining=2, reset=3))
+    for remaining in (1, 0):
+        pacer.acquire("w")
+        pacer.release("w", _headers(remaining=remaining, reset=3))
+    assert clock.slept == []
+    pacer.acquire("w")
+    assert clock.slept == [3.0]
+    assert pacer.waited == 3.0
+
+
+def test_a_late_answer_with_an_older_count_does_not_raise_the_budget() -> None:
+    clock = Clock()
+    pacer = Pacer(clock, clock.sleep)
+    pacer.acquire("w")
+    pacer.release("w", _headers(remaining=0, reset=2))
+    pacer.release("w", _headers(remaining=4, reset=2))  # sent earlier, answered later
+    pacer.acquire("w")
+    assert clock.slept == [2.0]
+
+
+def test_a_429_empties_the_budget_until_the_reset() -> None:
+    clock = Clock()
+    pacer = Pacer(clock, clock.sleep)
+    pacer.acquire("w")
+    pacer.release("w", _headers(remaining=3, reset=5), limited=True)
+    pacer.acquire("w")
+    assert clock.slept == [5.0]
+
+
+def test_groups_have_their_own_budgets_and_missing_headers_change_nothing() -> None:
+    clock = Clock()
+    pacer = Pacer(clock, clock.sleep)
+    pacer.acquire("write")
+    pacer.release("write", _headers(remaining=0, reset=4))
+    pacer.acquire("read")
+    pacer.release("read", {})
+    pacer.acquire("read")
+    assert clock.slept == []
