@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,8 +25,10 @@ from tests.fakedd import LOST_RESPONSE, TIMED_OUT, FakeDatadog, Faults, Rejected
 RECORDED = sorted((Path(__file__).parent / "fixtures" / "recorded").glob("*.json"))
 _SOURCE = re.compile(r"\((GET|POST|PUT|DELETE) (\S+), HTTP \d+\)$")
 # Fields the server sets anew each time: compared for presence only.
-_VOLATILE = {"created", "created_at", "modified", "modified_at", "creator", "org_id", "author_handle", "author_name"}
-_VOLATILE |= {"overall_state_modified"}
+_VOLATILE = {
+    *("created", "created_at", "modified", "modified_at", "overall_state_modified"),
+    *("creator", "org_id", "author_handle", "author_name"),
+}
 # The recordings span 2021-2026: newer servers added these to monitors, older ones added those to dashboards.
 _NEWER_ONLY = {"assets", "restriction_policy"}
 _OLDER_ONLY = {"is_read_only", "restricted_roles"}
@@ -99,13 +100,17 @@ def _cassette(path: Path) -> tuple[str, int]:
     return name, int(number)
 
 
+def _replace_all(text: str, ids: dict[str, str]) -> str:
+    for recorded, ours in ids.items():
+        text = text.replace(recorded, ours)
+    return text
+
+
 def _send(api: Api, exchange: dict[str, Any], ids: dict[str, str]) -> Reply:
     found = _SOURCE.search(exchange["source"])
     assert found, exchange["source"]
     method, target = found.groups()
-    for recorded, ours in ids.items():
-        target = target.replace(recorded, ours)
-    url = urlsplit(target)
+    url = urlsplit(_replace_all(target, ids))
     parts = url.path.strip("/").split("/")  # api, v1, kind, [id]
     kind, key = parts[2], parts[3] if len(parts) > 3 else None
     body = exchange["request"]
@@ -150,6 +155,7 @@ def _stable(value: Any) -> Any:
 
 
 def _same_era(recorded: Any, replayed: Any) -> tuple[Any, Any]:
+    """Both sides without the fields of another server version (see _NEWER_ONLY and _OLDER_ONLY)."""
     if isinstance(recorded, list) and isinstance(replayed, list) and len(recorded) == len(replayed):
         pairs = [_same_era(a, b) for a, b in zip(recorded, replayed, strict=True)]
         return [a for a, _ in pairs], [b for _, b in pairs]
@@ -177,12 +183,6 @@ def test_a_recorded_exchange_gets_the_recorded_answer(path: Path) -> None:
     expected, got = _same_era(_stable(recorded), _stable(reply.body))
     assert got == expected
     assert json.dumps(got, sort_keys=True) == json.dumps(expected, sort_keys=True)  # 2 == 2.0, but "2" != "2.0"
-
-
-def _replace_all(text: str, ids: dict[str, str]) -> str:
-    for recorded, ours in ids.items():
-        text = text.replace(recorded, ours)
-    return text
 
 
 # -- authentication
@@ -517,7 +517,8 @@ def test_the_same_seed_gives_the_same_faults() -> None:
             return [r.status for r in dd.log]
 
     first = statuses()
-    assert first == statuses() and {200, 500} & set(first) and 200 in first
+    assert first == statuses()
+    assert 200 in first and set(first) - {200}  # some of each
 
 
 def test_a_lost_response_is_a_connection_error_after_the_write() -> None:
@@ -567,7 +568,7 @@ def test_concurrent_clients_each_get_their_own_monitors() -> None:
         with ThreadPoolExecutor(8) as pool:
             ids = [i for batch in pool.map(create, range(8)) for i in batch]
         assert sorted(ids) == sorted(dd.monitors) and len(set(ids)) == 40
-        assert dd.calls("POST", "/api/v1/monitor") == 40 and threading.active_count() < 30
+        assert dd.calls("POST", "/api/v1/monitor") == 40
 
 
 def test_requests_share_one_keep_alive_connection() -> None:

@@ -167,10 +167,8 @@ class FakeDatadog:
                 self._stopping.wait(faults.latency)
             if route is None:
                 raise Rejected(404, "Not found")
-            authorised = (handler.headers.get("DD-API-KEY"), handler.headers.get("DD-APPLICATION-KEY")) == (
-                self.api_key,
-                self.app_key,
-            )
+            keys = (handler.headers.get("DD-API-KEY"), handler.headers.get("DD-APPLICATION-KEY"))
+            authorised = keys == (self.api_key, self.app_key)
             allowed, headers = self._limiter.take(route.group, count=authorised)
             if not authorised:
                 raise Rejected(403, "Forbidden")
