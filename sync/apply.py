@@ -72,12 +72,16 @@ def _run_phases(
     plan: Plan, workers: int, done: Callable[[Outcome], None], run: Callable[[Change], Outcome]
 ) -> list[Outcome]:
     outcomes: list[Outcome] = []
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync") as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync")
+    try:
         for phase in phases(plan):
             for future in as_completed([pool.submit(run, change) for change in phase]):
                 outcome = future.result()
                 done(outcome)
                 outcomes.append(outcome)
+    finally:
+        # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.
+        pool.shutdown(wait=True, cancel_futures=True)
     order = {id(change): index for index, change in enumerate(plan.changes)}
     return sorted(outcomes, key=lambda o: order[id(o.change)])
 
