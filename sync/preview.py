@@ -73,7 +73,7 @@ def _completed(change: Change, was: Resource | None, now: Resource | None) -> Ch
     if change.action == DELETE:
         assert was is not None
         return dataclasses.replace(change, id=None, queue=was.queue)
-    if change.action == CREATE or was is None or now is None:
+    if change.action == CREATE or was is None or now is None or was.body == now.body:
         return dataclasses.replace(change, id=None)
     known = {f.path for f in change.fields}
     dropped = [FieldChange(f.path, f.new, f.old) for f in diff(was.body, now.body) if f.path not in known]

@@ -175,7 +175,7 @@ def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> s
     if not paging.examples:
         left_out.append("the names of the monitors behind each change")
     if len(shown) < len(changes):
-        left_out.append(f"{len(changes) - len(shown)} more rows")
+        left_out.append(f"{_count(len(changes) - len(shown), 'more row')}")
     if left_out:
         lines += ["", _left_out(left_out, f"{rerun} --format text")]
     return "\n".join(lines) + "\n\n"
@@ -200,15 +200,19 @@ def _omitted(section: _Section) -> list[str]:
             fields=sum(len(c.fields) for c in changes),
             updated=sum(c.action == UPDATE and bool(c.fields) for c in changes),
         )
-    out = [f"the breakdown by queue ({len(section.groups)} groups)"] if section.collapsed else []
+    out = [f"the breakdown by queue ({_count(len(section.groups), 'group')})"] if section.collapsed else []
     if hidden["resources"]:
-        queues = f"{hidden['queues']} queue{'s' * (hidden['queues'] != 1)}"
-        out.append(f"the list of {hidden['resources']} changed resources in {queues}")
+        resources, queues = _count(hidden["resources"], "changed resource"), _count(hidden["queues"], "queue")
+        out.append(f"the list of {resources} in {queues}")
     if hidden["fields"]:
-        out.append(f"the {hidden['fields']} field changes of {hidden['updated']} updated resources")
+        out.append(f"the {_count(hidden['fields'], 'field change')} of {_count(hidden['updated'], 'updated resource')}")
     if hidden["diffs"]:
-        out.append(f"the line diffs of {hidden['diffs']} text fields")
+        out.append(f"the line diffs of {_count(hidden['diffs'], 'text field')}")
     return out
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' * (number != 1)}"
 
 
 def _group(group: _Group) -> str:
