@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .errors import ObsError
 from .paging import AudienceChange, audience_changes
-from .plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Live, Plan, diff, make_plan
+from .plan import ACTIONS, CREATE, DELETE, UPDATE, Change, FieldChange, Live, Plan, diff, make_plan
 from .resources import Resource
 from .source import undotted
 
@@ -31,9 +31,8 @@ class Preview:
         return any(plan.pending for plan in self.plans)
 
     def totals(self) -> dict[str, int]:
-        return {
-            action: sum(plan.count()[action] for plan in self.plans) for action in (CREATE, UPDATE, DELETE, UNCHANGED)
-        }
+        counts = [plan.count() for plan in self.plans]
+        return {action: sum(c[action] for c in counts) for action in ACTIONS}
 
 
 def environments(requested: Sequence[str], base: Rendered, head: Rendered) -> tuple[str, ...]:

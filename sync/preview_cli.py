@@ -49,17 +49,18 @@ def run(args: argparse.Namespace) -> int:
 def _head(root: Path, ref: str | None) -> Rendered:
     """The head must pass `obs validate`: a preview of definitions that cannot sync would mislead."""
     if ref is None:
-        defs = load(root)
-        rendered = expand_all(defs)
-        accepted.check(defs, [r for resources in rendered.values() for r in resources])
-        return rendered
+        return _validated(root)
     with revision.checked_out(root, ref) as folder:
         try:
-            defs = load(folder)
-            rendered = expand_all(defs)
-            accepted.check(defs, [r for resources in rendered.values() for r in resources])
+            return _validated(folder)
         except ObsError as exc:
             raise _in_revision(exc, f"the head revision '{ref}' does not validate", "fix it there") from None
+
+
+def _validated(folder: Path) -> Rendered:
+    defs = load(folder)
+    rendered = expand_all(defs)
+    accepted.check(defs, [r for resources in rendered.values() for r in resources])
     return rendered
 
 

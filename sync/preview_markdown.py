@@ -15,9 +15,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .paging import AudienceChange
-from .plan import UPDATE, Change, Plan
+from .plan import ACTIONS, UPDATE, Change, Plan
 from .preview import WORKING_TREE, Preview
-from .preview_report import ACTIONS, audience, by_queue, change_of, counted, line_diff, show, summary
+from .preview_report import audience, by_queue, change_of, counted, line_diff, show, summary
 
 MARKER = "<!-- obs-diff -->"  # the workflow finds its sticky comment by this first line
 LIMIT = 65_536  # GitHub's comment limit, in characters
@@ -153,7 +153,7 @@ def _header(preview: Preview) -> str:
     lines += ["", "| environment | create | update | delete | unchanged |", "|---|---:|---:|---:|---:|"]
     for plan in preview.plans:
         counts = plan.count()
-        lines.append(f"| {_code(plan.env)} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
+        lines.append(f"| {_cell(_code(plan.env))} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
     if len(preview.plans) > 1:
         lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in ACTIONS)} |")
     return "\n".join(lines) + "\n\n"
@@ -168,9 +168,8 @@ def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> s
     for change in shown:
         counts = f"{change.kind} ({change.before} → {change.after} monitors)"
         described = audience(change, "→", "`") if paging.examples else counts
-        lines.append(
-            f"| {_code(change.env)} | {', '.join(change.severities)} | {_code(change.target)} | {_cell(described)} |"
-        )
+        cells = (_code(change.env), ", ".join(change.severities), _code(change.target), described)
+        lines.append(f"| {' | '.join(map(_cell, cells))} |")
     left_out = []
     if not paging.examples:
         left_out.append("the names of the monitors behind each change")
@@ -225,14 +224,13 @@ def _group(group: _Group) -> str:
 
 
 def _resource(change: Change, diffs: Sequence[Sequence[str]], level: int) -> list[str]:
-    count = len(change.fields)
-    fields = f" ({count} field{'s' * (count != 1)})" if level >= NO_FIELDS and count else ""
+    fields = f" ({_count(len(change.fields), 'field')})" if level >= NO_FIELDS and change.fields else ""
     note = f" ({_text(change.note)})" if change.note else ""
     lines = [f"- **{change.action}** {change.kind} {_code(change.key)}{fields}: {_text(change.title)}{note}"]
     if level >= NO_FIELDS:
         return lines
     for field_change, diff in zip(change.fields, diffs, strict=True):
-        lines.append(f"  - {_code(field_change.path)}: {_cell(change_of(field_change, '→', _value, diff))}")
+        lines.append(f"  - {_code(field_change.path)}: {change_of(field_change, '→', _value, diff)}")
         if diff and level < NO_LINE_DIFFS:
             fence = "`" * max(3, _longest_run(diff) + 1)
             lines += [f"    {fence}diff", *(f"    {line}" for line in diff), f"    {fence}"]
@@ -259,10 +257,10 @@ def _text(value: str) -> str:
 
 
 def _code(value: str) -> str:
-    """An inline code span that holds any text, pipes escaped for tables."""
+    """An inline code span that holds any text."""
     ticks = "`" * (_longest_run([value]) + 1)
     padded = f" {value} " if value.startswith("`") or value.endswith("`") else value
-    return f"{ticks}{padded}{ticks}".replace("|", "\\|")
+    return f"{ticks}{padded}{ticks}"
 
 
 def _value(value: object) -> str:
@@ -270,6 +268,7 @@ def _value(value: object) -> str:
 
 
 def _cell(value: str) -> str:
+    """A table cell: GitHub splits cells at every unescaped pipe, even inside code spans."""
     return value.replace("|", "\\|")
 
 

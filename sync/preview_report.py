@@ -8,10 +8,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .paging import AudienceChange
-from .plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
+from .plan import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from .preview import Preview
 
-ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-"}
 ENVIRONMENT_WIDE = "environment-wide"  # resources of no one queue, such as the on-call dashboard
 EXAMPLES = 3  # monitor keys named per audience change; the count says how many more
@@ -146,7 +145,8 @@ def as_json(preview: Preview) -> str:
 
 
 def _counts(plan: Plan) -> dict[str, int]:
-    return {action: plan.count()[action] for action in ACTIONS}
+    counts = plan.count()
+    return {action: counts[action] for action in ACTIONS}
 
 
 def _change_json(change: Change) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def _listed(definitions: Path, commit: str, prefix: str) -> list[tuple[str, str]
     for entry in out.split(b"\0"):
         if not entry:
             continue
-        meta, path = entry.decode().split("\t", 1)
+        meta, path = entry.decode(errors="surrogateescape").split("\t", 1)
         mode, kind, blob = meta.split()
         if kind == "blob" and mode in _FILE_MODES:
             files.append((path, blob))
