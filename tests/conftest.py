@@ -55,16 +55,3 @@ def golden(request: pytest.FixtureRequest) -> Golden:
         assert text == path.read_text(), f"{name} differs from its golden file (pytest --update-golden)"
 
     return check
-
-
-# Appended with the fake Datadog API; imported here so the fixture stays one block at the end.
-from collections.abc import Iterator  # noqa: E402
-
-from tests.fakedd import FakeDatadog  # noqa: E402
-
-
-@pytest.fixture
-def fake_datadog() -> Iterator[FakeDatadog]:
-    """A fresh fake Datadog API (tests/fakedd) on a loopback port, stopped after the test."""
-    with FakeDatadog() as dd:
-        yield dd

@@ -604,8 +604,3 @@ def test_a_person_in_the_ui_changes_things_without_http_or_faults() -> None:
         dd.delete_monitor(created["id"])
         dd.delete_dashboard(board["id"])
         assert (dd.monitors, dd.dashboards, dd.log) == ({}, {}, [])
-
-
-def test_the_shared_fixture_serves(fake_datadog: FakeDatadog) -> None:
-    with connect(fake_datadog) as api:
-        assert api.dashboards.list_dashboards().dashboards == []
