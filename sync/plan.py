@@ -148,26 +148,42 @@ def _change(
 
 
 def diff(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldChange, ...]:
-    """Field changes from live to desired, as dotted paths, over the desired body's keys only."""
+    """Field changes from live to desired, as dotted paths, over what obs owns: the desired body's keys, and
+    the keys obs may have set before but leaves out now (a removed warning threshold, a renotify interval
+    set to 0), so that a live value left from an older definition is not kept by mistake."""
     found: list[FieldChange] = []
     _diff(desired, live, "", found)
     return tuple(found)
 
 
+# Mappings obs owns whole: the server adds nothing inside them but widget ids.
+_OWNED_WHOLE = ("options.thresholds", "widgets", "template_variables")
+# Keys obs leaves out when unset instead of sending a default; the server does not fill them in.
+_OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval"})
+
+
 def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
     if isinstance(want, Mapping) and isinstance(have, Mapping):
-        for key in sorted(want):
-            if key == "id":
-                continue  # ids are the server's, at any depth (a dashboard's, its widgets')
-            sub = f"{path}.{key}" if path else str(key)
-            _diff(want[key], have.get(key, _ABSENT), sub, found)
+        owned = set(want) | {k for k in have if _owned_when_absent(_join(path, k))}
+        for key in sorted(owned):
+            if key != "id":  # ids are the server's, at any depth (a dashboard's, its widgets')
+                _diff(want.get(key, _ABSENT), have.get(key, _ABSENT), _join(path, key), found)
         return
     if isinstance(want, list) and isinstance(have, list) and len(want) == len(have) and path != "tags":
         for index, (w, h) in enumerate(zip(want, have, strict=True)):
             _diff(w, h, f"{path}[{index}]", found)
         return
     if _normal(want, path) != _normal(have, path):
-        found.append(FieldChange(path, None if have is _ABSENT else have, want))
+        found.append(FieldChange(path, None if have is _ABSENT else have, None if want is _ABSENT else want))
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _owned_when_absent(path: str) -> bool:
+    whole = any(path.startswith((f"{p}.", f"{p}[")) for p in _OWNED_WHOLE)
+    return whole or path in _OWNED_WHEN_ABSENT
 
 
 def _normal(value: Any, path: str) -> Any:

@@ -153,3 +153,29 @@ def test_adoption_takes_over_one_unmanaged_object_by_name_and_never_a_different_
     assert adopted.note == "adopts unmanaged monitor 1, keeping its ID"
     assert [f.path for f in adopted.fields] == ["tags"]
     assert [o.id for o in plan.unmanaged] == ["2", "3", "4"]
+
+
+@pytest.mark.parametrize(
+    ("live_extra", "path"),
+    [
+        (
+            {"options": {"thresholds": {"critical": 30.0, "warning": 15.0, "critical_recovery": 20.0}}},
+            "options.thresholds.critical_recovery",
+        ),
+        ({"options": {"renotify_interval": 60}}, "options.renotify_interval"),
+        ({"priority": 3}, "priority"),
+    ],
+)
+def test_a_setting_removed_from_the_definitions_is_a_change(live_extra: dict[str, Any], path: str) -> None:
+    desired = copy.deepcopy(BODY)
+    desired.pop("priority")
+    live = _as_server_returns(desired)
+    for key, value in live_extra.items():
+        live[key] = {**live[key], **value} if isinstance(value, dict) else value
+    assert [(f.path, f.new) for f in diff(desired, live)] == [(path, None)]
+
+
+def test_a_widget_setting_removed_from_the_template_is_a_change() -> None:
+    desired = {"widgets": [{"definition": {"type": "note", "content": "x"}}]}
+    live = {"widgets": [{"id": 5, "definition": {"type": "note", "content": "x", "font_size": "16"}}]}
+    assert diff(desired, live) == (FieldChange("widgets[0].definition.font_size", "16", None),)

@@ -385,3 +385,15 @@ def test_a_monitor_whose_type_changed_is_replaced_with_a_warning_that_its_id_cha
     assert stray["id"] not in dd.monitors
     assert keys(dd)["prod/critical/age"] == 1
     assert changes(obs.plan()) == {}
+
+
+def test_a_setting_removed_from_the_definitions_is_removed_live(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    prod = obs.definitions / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 0"))
+    plan = obs.plan()
+    fields = {(f["path"], f["old"], f["new"]) for c in plan["changes"] for f in c["fields"]}
+    assert fields == {("options.renotify_interval", 60, None)}
+    assert obs("sync", "--env", "prod") == 0
+    assert not any("renotify_interval" in m["options"] for m in dd.monitors.values())
+    assert changes(obs.plan()) == {}
