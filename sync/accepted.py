@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from . import apimodel
 from .errors import ObsError, Problem
+from .expand import expand_all
 from .model import Definitions
 from .resources import DASHBOARD, Resource
 from .source import undotted
 
 _MAX_SHOWN = 20
+
+
+def expand_checked(defs: Definitions) -> Mapping[str, Sequence[Resource]]:
+    """Every environment's resources, each body checked: what `obs validate` vouches for."""
+    rendered = expand_all(defs)
+    check(defs, [r for resources in rendered.values() for r in resources])
+    return rendered
 
 
 def check(defs: Definitions, resources: Sequence[Resource]) -> None:

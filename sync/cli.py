@@ -17,7 +17,7 @@ from .apply import Outcome
 from .datadog import Datadog, RequestFailed, endpoint
 from .definitions import load
 from .errors import ObsError
-from .expand import expand, expand_all
+from .expand import expand
 from .model import Definitions
 from .plan import Plan, make_plan
 from .resources import Resource
@@ -115,8 +115,7 @@ def _load(args: argparse.Namespace) -> Definitions:
 
 def _validate(args: argparse.Namespace) -> int:
     defs = _load(args)
-    rendered = expand_all(defs)
-    accepted.check(defs, [r for resources in rendered.values() for r in resources])
+    rendered = accepted.expand_checked(defs)
     counts = ", ".join(f"{env}: {_count(resources)}" for env, resources in rendered.items())
     print(
         f"ok: {len(defs.queues)} queues, {len(defs.metrics)} metrics, {len(defs.environments)} environments ({counts})"

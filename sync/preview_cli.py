@@ -58,10 +58,7 @@ def _head(root: Path, ref: str | None) -> Rendered:
 
 
 def _validated(folder: Path) -> Rendered:
-    defs = load(folder)
-    rendered = expand_all(defs)
-    accepted.check(defs, [r for resources in rendered.values() for r in resources])
-    return rendered
+    return accepted.expand_checked(load(folder))
 
 
 def _base(root: Path, ref: str) -> Rendered:
