@@ -291,7 +291,7 @@ def test_rate_limits_are_respected_without_429s(obs: Obs, dd: FakeDatadog) -> No
 
 
 def test_a_429_waits_for_the_reset_and_is_not_a_failure(obs: Obs, dd: FakeDatadog) -> None:
-    dd.faults.throttle_rate, dd.faults.rate_period = 0.3, 1.0
+    dd.faults.throttle_rate, dd.faults.rate_period = 0.1, 1.0
     assert obs("sync", "--env", "prod", "--verbose") == 0, obs.out
     assert any(r.status == 429 for r in dd.log)
     assert len(keys(dd)) == 50 and all(n == 1 for n in keys(dd).values())
