@@ -237,6 +237,7 @@ class Datadog:
             status: int | None = None
             try:
                 response = method(*args, **kwargs)
+                data = response.data  # unread until here (preload_content off): it too can time out or break off
             except ApiException as exc:
                 status = exc.status
                 self._pacer.release(group, exc.headers, limited=status == 429)
@@ -253,7 +254,7 @@ class Datadog:
                 reason = _connection_problem(exc)
             else:
                 self._pacer.release(group, response.headers)
-                return json.loads(response.data or b"null")
+                return json.loads(data or b"null")
             failures += 1
             if not repeatable or failures >= self._attempts:
                 raise RequestFailed(label, reason, status, ambiguous=not repeatable)
@@ -276,4 +277,6 @@ def _connection_problem(exc: BaseException) -> str:
         return "could not connect"  # checked first: urllib3 files a refused connection under timeouts too
     if isinstance(reason, urllib3.exceptions.TimeoutError | TimeoutError):
         return "timed out"
+    if isinstance(reason, urllib3.exceptions.SSLError):
+        return f"TLS failed: {reason}"  # e.g. a proxy's certificate not trusted: say so, not "dropped"
     return f"the connection dropped without an answer ({type(reason).__name__})"

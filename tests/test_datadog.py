@@ -1,10 +1,15 @@
-"""Credentials and the API host from the environment: clear errors, and the keys never shown."""
+"""Credentials and the API host from the environment: clear errors, and the keys never shown; broken answers."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+
 import pytest
 
-from sync.datadog import Endpoint, endpoint
+from sync.datadog import Datadog, Endpoint, RequestFailed, endpoint
 from sync.errors import ObsError
 
 KEYS = {"DD_API_KEY": "api-secret-1", "DD_APP_KEY": "app-secret-2"}
@@ -42,3 +47,42 @@ def test_a_matching_dd_site_is_fine_and_keys_stay_out_of_repr() -> None:
     target = endpoint({**KEYS, "DD_SITE": "datadoghq.com"}, "datadoghq.com", "prod")
     assert target == Endpoint("https://api.datadoghq.com", "api-secret-1", "app-secret-2")
     assert "secret" not in repr(target)
+
+
+@pytest.fixture
+def broken_then_whole() -> Iterator[str]:
+    """An HTTP server whose first answer breaks off after the headers and part of the body; later ones are whole."""
+    server = socket.create_server(("127.0.0.1", 0))
+    body = b"[]"
+
+    def serve() -> None:
+        for attempt in range(2):
+            try:
+                connection, _ = server.accept()
+            except OSError:  # the test is over and closed the server
+                return
+            with connection:
+                connection.recv(65536)
+                length = 100 if attempt == 0 else len(body)
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+                connection.sendall(head.encode() + body[:1] if attempt == 0 else head.encode() + body)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.getsockname()[1]}"
+    with contextlib.suppress(OSError):
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accept a test that made one request leaves waiting
+    server.close()
+    thread.join(timeout=5)
+
+
+def test_an_answer_that_breaks_off_mid_body_is_retried_not_a_crash(broken_then_whole: str) -> None:
+    dd = Datadog(Endpoint(f"http://{broken_then_whole}", "a", "b"), timeout=2, backoff=0.01)
+    assert dd.managed_monitors("prod") == []
+    assert dd.retried == 1
+
+
+def test_a_tls_failure_says_so(broken_then_whole: str) -> None:
+    dd = Datadog(Endpoint(f"https://{broken_then_whole}", "a", "b"), timeout=2, attempts=1)
+    with pytest.raises(RequestFailed, match="TLS failed"):
+        dd.managed_monitors("prod")
