@@ -96,7 +96,7 @@ def _write(dd: Datadog, change: Change, resources: Mapping[tuple[str, str], Reso
             new_id, note = _create(dd, resource)
             return Outcome(change, new_id, note=note)
         if change.replace:
-            new_id, note = _create(dd, resource)
+            new_id, note = _create(dd, resource, replacing=change.id)
             try:
                 dd.delete(change.kind, str(change.id))
             except RequestFailed as exc:
@@ -110,7 +110,7 @@ def _write(dd: Datadog, change: Change, resources: Mapping[tuple[str, str], Reso
         return Outcome(change, change.id, error=str(exc))
 
 
-def _create(dd: Datadog, resource: Resource) -> tuple[str, str]:
+def _create(dd: Datadog, resource: Resource, replacing: str | None = None) -> tuple[str, str]:
     """Create, and after an ambiguous failure look the key up before trying again."""
     for attempt in range(1, _CREATE_ATTEMPTS + 1):
         try:
@@ -118,18 +118,19 @@ def _create(dd: Datadog, resource: Resource) -> tuple[str, str]:
         except RequestFailed as exc:
             if not exc.ambiguous or attempt == _CREATE_ATTEMPTS:
                 raise
-            found = _find(dd, resource)
+            found = _find(dd, resource, replacing)
             if found is not None:
                 return found, f"the answer to the create was lost ({exc.detail}); found it committed, by key"
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _find(dd: Datadog, resource: Resource) -> str | None:
+def _find(dd: Datadog, resource: Resource, replacing: str | None) -> str | None:
     if resource.kind == MONITOR:
         found = [live.monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{resource.key}")]
     else:
         found = [live.dashboard(s) for s in dd.dashboard_summaries()]
-    ids = sorted((o.created, o.id) for o in found if o.key == resource.key)
+    # The object being replaced carries the same key: it is not the one we just created.
+    ids = sorted((o.created, o.id) for o in found if o.key == resource.key and o.id != replacing)
     return ids[0][1] if ids else None
 
 

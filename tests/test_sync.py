@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sync import apply, live
 from sync.cli import main
+from sync.datadog import Datadog, RequestFailed, endpoint
+from sync.definitions import load
+from sync.expand import expand
+from sync.plan import make_plan
 
 from .fakedd import FakeDatadog
 
@@ -385,6 +392,34 @@ def test_a_monitor_whose_type_changed_is_replaced_with_a_warning_that_its_id_cha
     assert stray["id"] not in dd.monitors
     assert keys(dd)["prod/critical/age"] == 1
     assert changes(obs.plan()) == {}
+
+
+class _CreatesFailUncommitted(Datadog):
+    """Every create fails with an answer that cannot say whether it was committed (a 502); none was."""
+
+    def create(self, kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        raise RequestFailed(f"POST /api/v1/{kind}", "HTTP 502: Bad Gateway", 502, ambiguous=True)
+
+
+def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs: Obs, dd: FakeDatadog) -> None:
+    """The lookup after an ambiguous create must not mistake the monitor being replaced (same key) for the new one."""
+    obs("sync", "--env", "prod")
+    old_id, old = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    dd.delete_monitor(old_id)
+    stray = dd.create_monitor(
+        {
+            "name": old["name"],
+            "type": "service check",
+            "query": '"aws.sqs.can_connect".over("*").by("queuename").last(2).count_by_status()',
+            "tags": old["tags"],
+        }
+    )
+    desired = expand(load(obs.definitions), "prod")
+    with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"))) as client:
+        plan = make_plan("prod", desired, live.read(client, "prod", desired))
+        (outcome,) = apply.apply(plan, desired, client)
+    assert not outcome.ok and "502" in outcome.error
+    assert stray["id"] in dd.monitors
 
 
 def test_a_setting_removed_from_the_definitions_is_removed_live(obs: Obs, dd: FakeDatadog) -> None:
