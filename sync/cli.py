@@ -155,7 +155,9 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
         help="take over unmanaged monitors and dashboards named like a desired one, keeping their IDs "
         "(reads every monitor of the org)",
     )
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
+    parser.add_argument(
+        "--timeout", type=_positive_seconds, default=30.0, metavar="SECONDS", help="per request (default 30)"
+    )
     parser.add_argument("--verbose", action="store_true", help="report API calls, retries and waits on stderr")
 
 
@@ -163,6 +165,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:  # the client reads 0 as "no timeout at all", and a negative one fails deep inside urllib3
+        raise argparse.ArgumentTypeError("must be more than 0")
     return value
 
 

@@ -422,6 +422,14 @@ def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs:
     assert stray["id"] in dd.monitors
 
 
+def test_a_timeout_of_zero_is_a_usage_error_not_no_timeout(obs: Obs, dd: FakeDatadog) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        obs("plan", "--env", "prod", "--timeout", "0")
+    assert exit_info.value.code == 1
+    assert "--timeout: must be more than 0" in obs.capsys.readouterr().err
+    assert dd.calls() == 0
+
+
 def test_a_setting_removed_from_the_definitions_is_removed_live(obs: Obs, dd: FakeDatadog) -> None:
     obs("sync", "--env", "prod")
     prod = obs.definitions / "environments" / "prod.yaml"
