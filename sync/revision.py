@@ -12,7 +12,8 @@ from .definitions import INVENTORY
 from .errors import ObsError
 
 PARTS = (INVENTORY, "environments", "monitors", "dashboards")
-_FILE_MODES = ("100644", "100755")  # regular files; links and submodules are not definitions
+_FILE_MODES = ("100644", "100755")  # regular files; submodules are not definitions
+_LINK_MODE = "120000"
 
 
 @contextmanager
@@ -41,7 +42,8 @@ def repository_prefix(definitions: Path) -> str:
     """Where the definitions folder sits inside its git repository: '' at the root, else 'sub/dir/'."""
     if not definitions.is_dir():
         raise ObsError.of(f"no definitions folder {definitions}", "point --definitions at an existing folder")
-    return _git(definitions, "rev-parse", "--show-prefix").decode().strip()
+    # Only the newline goes: a folder name may start with a space, and need not be UTF-8 (like ls-tree's paths).
+    return _git(definitions, "rev-parse", "--show-prefix").decode(errors="surrogateescape").removesuffix("\n")
 
 
 def resolve(definitions: Path, ref: str) -> str:
@@ -67,9 +69,21 @@ def _listed(definitions: Path, commit: str, prefix: str) -> list[tuple[str, str]
             continue
         meta, path = entry.decode(errors="surrogateescape").split("\t", 1)
         mode, kind, blob = meta.split()
+        if mode == _LINK_MODE and _read_by_load(path[len(prefix) :]):
+            # Left out, the link would read as a deleted file and the preview would show false deletes.
+            raise ObsError.of(
+                f"{path} is a symbolic link at commit {commit[:12]}, and obs diff reads no links from git",
+                "commit the file itself in place of the link",
+            )
         if kind == "blob" and mode in _FILE_MODES:
             files.append((path, blob))
     return sorted(files)
+
+
+def _read_by_load(relative: str) -> bool:
+    """Whether `load` reads this path of the definitions folder: the inventory, a part, or a YAML file in one."""
+    folder, _, name = relative.rpartition("/")
+    return relative in PARTS or (folder in PARTS and PurePosixPath(name).suffix in (".yaml", ".yml"))
 
 
 def _blobs(definitions: Path, ids: Sequence[str]) -> list[bytes]:
@@ -80,7 +94,13 @@ def _blobs(definitions: Path, ids: Sequence[str]) -> list[bytes]:
     contents, at = [], 0
     for blob in ids:
         header_end = out.index(b"\n", at)
-        name, _, size = out[at:header_end].decode().split()
+        header = out[at:header_end].decode()
+        if header.endswith(" missing"):
+            raise ObsError.of(
+                f"git has no object {blob}, a definition file of the revision: the repository is incomplete",
+                "run git fsck, or clone the repository again",
+            )
+        name, _, size = header.split()
         if name != blob:
             raise ObsError.of(f"git returned object {name} when asked for {blob}", "report it")
         start = header_end + 1

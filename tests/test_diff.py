@@ -219,13 +219,14 @@ def test_two_commits_and_the_working_tree(repo: Path, run: Run) -> None:
 def test_definitions_in_a_subfolder_of_the_repository(
     example_copy: Path, tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A folder name may start with a space: git's prefix is used as it is."""
     root = tmp_path / "repo"
-    (root / "ops").mkdir(parents=True)
-    example_copy.rename(root / "ops" / "observability")
+    (root / " ops").mkdir(parents=True)
+    example_copy.rename(root / " ops" / "observability")
     (root / "README.md").write_text("not a definition\n")
     git(root, "init", "-q")
     commit(root, "base")
-    definitions = root / "ops" / "observability"
+    definitions = root / " ops" / "observability"
     new_queue(definitions)
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(definitions.relative_to(tmp_path), "--base", "HEAD", "--env", "dev", "--format", "json")
@@ -287,6 +288,18 @@ def test_a_revision_without_definitions(repo: Path, run: Run) -> None:
     code, _, err = run(repo, "--base", "HEAD")
     assert code == 1
     assert "revision 'HEAD' has no queues.yaml in the repository root" in err
+
+
+def test_a_linked_definition_is_a_clear_error_not_a_false_delete(repo: Path, run: Run) -> None:
+    prod = repo / "environments" / "prod.yaml"
+    prod.rename(repo / "prod.yaml")
+    prod.symlink_to(Path("..") / "prod.yaml")
+    (repo / "monitors" / "notes.md").symlink_to(Path("..") / "queues.yaml")  # not a definition: no matter
+    commit(repo, "prod from a link")
+    code, out, err = run(repo, "--base", "HEAD")
+    assert (code, out) == (1, "")
+    assert "environments/prod.yaml is a symbolic link at commit " in err
+    assert "commit the file itself in place of the link" in err
 
 
 def test_head_that_fails_validation_fails_the_preview(repo: Path, run: Run) -> None:
