@@ -104,12 +104,12 @@ def comment(preview: Preview, rerun: str) -> str:
         total -= size(section.heading) + sum(size(g.text) for g in section.groups)
         section.collapsed = True
         total += section.render(rerun)
-    out = _compose(preview, sections, paging, rerun)
-    for fewer in _fewer_rows(preview.paging, paging):
+    # The sections were fitted beside at most half a budget of who-gets-paged: it gets back what they left.
+    for richest in _fewer_rows(preview.paging):
+        out = _compose(preview, sections, richest, rerun)
         if size(out) <= BUDGET:
             return out
-        out = _compose(preview, sections, fewer, rerun)
-    return out if size(out) <= BUDGET else _cut(out, rerun)
+    return _cut(out, rerun)
 
 
 def _new_section(plan: Plan) -> _Section:
@@ -117,12 +117,11 @@ def _new_section(plan: Plan) -> _Section:
     return _Section(plan, groups, f"### {_code(plan.env)}: {counted(plan.pending)}")
 
 
-def _fewer_rows(changes: Sequence[AudienceChange], start: _Paging = _Paging()) -> Iterator[_Paging]:
+def _fewer_rows(changes: Sequence[AudienceChange]) -> Iterator[_Paging]:
     """Who-gets-paged as it is, without monitor names, then with half as many rows each time, down to none."""
-    rows = len(changes) if start.rows is None else start.rows
-    if start.examples:
-        yield start
-        yield _Paging(examples=False)
+    yield _Paging()
+    yield _Paging(examples=False)
+    rows = len(changes)
     while rows:
         rows //= 2
         yield _Paging(examples=False, rows=rows)
@@ -238,12 +237,12 @@ def _resource(change: Change, diffs: Sequence[Sequence[str]], level: int) -> lis
 
 
 def _left_out(what: Sequence[str], command: str) -> str:
-    return f"> Left out to fit a pull-request comment: {'; '.join(what)}. `{command}` shows everything."
+    return f"> Left out to fit a pull-request comment: {'; '.join(what)}. {_code(command)} shows everything."
 
 
 def _cut(out: str, rerun: str) -> str:
     """The last resort, when even the summary is too big (thousands of environments): cut at a line."""
-    note = f"\n> Cut here to fit a pull-request comment. `{rerun} --format text` shows everything.\n"
+    note = f"\n> Cut here to fit a pull-request comment. {_code(f'{rerun} --format text')} shows everything.\n"
     kept = out.encode("utf-16-le")[: 2 * (BUDGET - size(note))].decode("utf-16-le", errors="ignore")
     return kept[: kept.rfind("\n")] + note
 

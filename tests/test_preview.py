@@ -163,6 +163,20 @@ def test_who_gets_paged_makes_room_for_the_changes_and_says_what_it_left_out() -
     assert "<details>" in out, "some queues keep their resource lists"
 
 
+def test_who_gets_paged_takes_the_room_the_changes_leave() -> None:
+    """One queue too big to list leaves most of the budget to who-gets-paged, beyond its first half."""
+    out = _comment({"prod": 3000}, queues=1, targets=3000)
+    assert size(out) <= BUDGET
+    assert "the list of 3000 changed resources in 1 queue" in out
+    assert size(out.split("### Who gets paged")[1].split("### `prod`")[0]) > BUDGET // 2
+
+
+def test_the_command_that_shows_everything_is_one_code_span() -> None:
+    base, head = _changed("prod", 150, queues=10, targets=1)
+    out = comment(compare("a`b", "working tree", {"prod": base}, {"prod": head}, ["prod"]), "obs diff --base 'a`b'")
+    assert " ``obs diff --base 'a`b' --env prod --format text`` shows everything." in out
+
+
 def test_the_comment_is_cut_when_even_the_summary_is_too_big() -> None:
     out = _comment({f"env{i:04d}": 1 for i in range(2000)})
     assert size(out) <= BUDGET
