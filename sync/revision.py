@@ -60,7 +60,7 @@ def resolve(definitions: Path, ref: str) -> str:
 
 
 def _listed(definitions: Path, commit: str, prefix: str) -> list[tuple[str, str]]:
-    """(path from the repository root, blob id) of every regular file in the definition parts."""
+    """(path from the repository root, blob id) of every file `load` reads; notes, images and subfolders stay out."""
     pathspecs = [f"{prefix}{part}" for part in PARTS]
     out = _git(definitions, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *pathspecs)
     files = []
@@ -69,7 +69,9 @@ def _listed(definitions: Path, commit: str, prefix: str) -> list[tuple[str, str]
             continue
         meta, path = entry.decode(errors="surrogateescape").split("\t", 1)
         mode, kind, blob = meta.split()
-        if mode == _LINK_MODE and _read_by_load(path[len(prefix) :]):
+        if not _read_by_load(path[len(prefix) :]):
+            continue
+        if mode == _LINK_MODE:
             # Left out, the link would read as a deleted file and the preview would show false deletes.
             raise ObsError.of(
                 f"{path} is a symbolic link at commit {commit[:12]}, and obs diff reads no links from git",

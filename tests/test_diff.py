@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sync import revision
 from sync.cli import main
 from sync.preview_markdown import BUDGET, LIMIT, MARKER, size
 from tests.conftest import Golden
@@ -288,6 +289,18 @@ def test_a_revision_without_definitions(repo: Path, run: Run) -> None:
     code, _, err = run(repo, "--base", "HEAD")
     assert code == 1
     assert "revision 'HEAD' has no queues.yaml in the repository root" in err
+
+
+def test_a_revision_holds_only_the_files_load_reads_and_goes_away(repo: Path) -> None:
+    (repo / "dashboards" / "screenshots").mkdir()
+    (repo / "dashboards" / "screenshots" / "oncall.png").write_bytes(bytes(range(256)) * 4096)
+    (repo / "monitors" / "README.md").write_text("how to add a metric\n")
+    commit(repo, "notes and pictures")
+    with revision.checked_out(repo, "HEAD") as folder:
+        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+        wanted = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.yaml") if ".git" not in p.parts)
+        assert files == wanted
+    assert not folder.exists()
 
 
 def test_a_linked_definition_is_a_clear_error_not_a_false_delete(repo: Path, run: Run) -> None:
