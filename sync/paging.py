@@ -36,30 +36,29 @@ class AudienceChange:
 def routes(message: str) -> dict[str, frozenset[str]]:
     """Targets per severity: a handle counts for the innermost condition section around it."""
     found: dict[str, set[str]] = {}
-    open_sections: list[str] = []
+    open_sections: list[tuple[str, str]] = []  # (condition, severity), innermost last
     at = 0
     for match in _SECTION.finditer(message):
         _collect(message[at : match.start()], open_sections, found)
         at = match.end()
         sign, condition = match.groups()
-        if sign == "/":
-            if condition in open_sections:
-                del open_sections[len(open_sections) - 1 - open_sections[::-1].index(condition) :]
-        else:
-            open_sections.append(condition if sign == "#" else f"^{condition}")
+        names = [name for name, _ in open_sections]
+        if sign != "/":
+            open_sections.append((condition, _severity(condition, negated=sign == "^")))
+        elif condition in names:  # `{{/is_x}}` closes `{{#is_x}}` and `{{^is_x}}` alike
+            del open_sections[len(names) - 1 - names[::-1].index(condition) :]
     _collect(message[at:], open_sections, found)
     return {severity: frozenset(targets) for severity, targets in found.items()}
 
 
-def _collect(text: str, open_sections: list[str], found: dict[str, set[str]]) -> None:
-    severity = _severity(open_sections[-1]) if open_sections else ALWAYS
+def _collect(text: str, open_sections: list[tuple[str, str]], found: dict[str, set[str]]) -> None:
+    severity = open_sections[-1][1] if open_sections else ALWAYS
     for handle in _HANDLE.findall(text):
         found.setdefault(severity, set()).add(handle.rstrip("."))
 
 
-def _severity(condition: str) -> str:
-    negated = condition.startswith("^")
-    name = condition.lstrip("^").removeprefix("is_")
+def _severity(condition: str, negated: bool) -> str:
+    name = condition.removeprefix("is_")
     return f"not_{name}" if negated else name
 
 

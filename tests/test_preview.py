@@ -38,6 +38,10 @@ from sync.resources import MONITOR, Resource
             "{{^is_alert}}@slack-calm{{/is_alert}} mail ops@example.com or see https://x.io/@me",
             {"not_alert": {"@slack-calm"}},
         ),
+        (
+            "{{^is_alert}}@slack-calm{{/is_alert}} Always: @pagerduty-ops",
+            {"not_alert": {"@slack-calm"}, ALWAYS: {"@pagerduty-ops"}},
+        ),
         ("{{value}} s waited, nobody told", {}),
     ],
 )
