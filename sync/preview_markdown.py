@@ -165,8 +165,7 @@ def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> s
     lines += ["| environment | severity | target | monitors |", "|---|---|---|---|"]
     shown = changes if paging.rows is None else changes[: paging.rows]
     for change in shown:
-        counts = f"{change.kind} ({change.before} → {change.after} monitors)"
-        described = audience(change, "→", "`") if paging.examples else counts
+        described = audience(change, "→", "`", keys=paging.examples)
         cells = (_code(change.env), ", ".join(change.severities), _code(change.target), described)
         lines.append(f"| {' | '.join(map(_cell, cells))} |")
     left_out = []

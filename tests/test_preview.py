@@ -9,11 +9,11 @@ import pytest
 
 from sync.expand import expand
 from sync.model import Definitions
-from sync.paging import ALWAYS, routes
+from sync.paging import ALWAYS, AudienceChange, routes
 from sync.plan import DELETE, UPDATE, FieldChange
 from sync.preview import compare
 from sync.preview_markdown import BUDGET, MARKER, comment, size
-from sync.preview_report import change_of, text
+from sync.preview_report import audience, change_of, text
 from sync.resources import MONITOR, Resource
 
 
@@ -165,6 +165,13 @@ def test_who_gets_paged_makes_room_for_the_changes_and_says_what_it_left_out() -
         "Left out to fit a pull-request comment: the names of the monitors behind each change; 5625 more rows." in out
     )
     assert "<details>" in out, "some queues keep their resource lists"
+    assert "| `prod` | always | `@team-0` | removed (1 → 0 monitors) |" in out
+
+
+def test_who_gets_paged_without_monitor_names_counts_in_the_singular_too() -> None:
+    change = AudienceChange("prod", (ALWAYS,), "@team-a", 0, 1, ("prod/q/m",), ())
+    assert audience(change, "→", "`", keys=False) == "added (0 → 1 monitor)"
+    assert audience(change) == "added (0 -> 1 monitor); +1: prod/q/m"
 
 
 def test_who_gets_paged_takes_the_room_the_changes_leave() -> None:
