@@ -64,8 +64,13 @@ def check(
 ) -> list[Outcome]:
     """A dry run: every monitor to create or update goes through the API's validate endpoint; nothing is written."""
     resources = {(r.kind, r.key): r for r in desired}
-    to_check = Plan(plan.env, tuple(c for c in plan.pending if c.kind == MONITOR and c.action != DELETE))
-    return _run_phases(to_check, workers, done, lambda change: _validate(dd, change, resources))
+    return _run_phases(Plan(plan.env, checked(plan)), workers, done, lambda change: _validate(dd, change, resources))
+
+
+def checked(plan: Plan) -> tuple[Change, ...]:
+    """What a dry run can check with the API: monitors to create or update (dashboards have no validate
+    endpoint, and deletions nothing to validate)."""
+    return tuple(c for c in plan.pending if c.kind == MONITOR and c.action != DELETE)
 
 
 def _run_phases(
@@ -121,6 +126,7 @@ def _create(dd: Datadog, resource: Resource, replacing: str | None = None) -> tu
             found = _find(dd, resource, replacing)
             if found is not None:
                 return found, f"the answer to the create was lost ({exc.detail}); found it committed, by key"
+            dd.backoff(attempt)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -95,8 +95,12 @@ def _parser() -> argparse.ArgumentParser:
         help=f"delete more than the limit of {guard.MIN_DELETE_LIMIT}-{guard.MAX_DELETE_LIMIT} objects "
         f"({guard.DELETE_SHARE:.0%} of the managed ones)",
     )
-    sync.add_argument("--max-deletes", type=int, metavar="N", help="the most orphans one sync may delete")
-    sync.add_argument("--concurrency", type=_positive, default=8, metavar="N", help="writes in flight (default 8)")
+    sync.add_argument(
+        "--max-deletes", type=_count_between(0, 1_000_000), metavar="N", help="the most orphans one sync may delete"
+    )
+    sync.add_argument(
+        "--concurrency", type=_count_between(1, 32), default=8, metavar="N", help="writes in flight (default 8)"
+    )
     _live_options(sync)
     sync.set_defaults(handler=_sync)
 
@@ -161,11 +165,14 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="report API calls, retries and waits on stderr")
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+def _count_between(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}")
+        return value
+
+    return parse
 
 
 def _positive_seconds(text: str) -> float:
@@ -211,7 +218,8 @@ def _sync(args: argparse.Namespace) -> int:
             print("Nothing to do.")
             return EXIT_OK
         run = apply.check if args.dry_run else apply.apply
-        outcomes = run(plan, desired, dd, workers=args.concurrency, done=_progress(len(plan.pending), args.env))
+        total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
+        outcomes = run(plan, desired, dd, workers=args.concurrency, done=_progress(total, args.env))
         _verbose(args, dd)
     sys.stdout.write(report.outcomes(outcomes, dry_run=args.dry_run, seconds=time.monotonic() - started))
     return EXIT_ERROR if any(not o.ok for o in outcomes) else EXIT_OK
@@ -225,7 +233,7 @@ def _connect(args: argparse.Namespace, defs: Definitions) -> closing[Datadog]:
 
 def _live_plan(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -> tuple[Plan, str]:
     try:
-        found = live.read(dd, args.env, desired, adopt=args.adopt)
+        plan = live.plan(dd, args.env, desired, adopt=args.adopt)
     except RequestFailed as exc:
         fix = (
             "check that DD_API_KEY and DD_APP_KEY belong to this org and that the application key may read "
@@ -234,7 +242,7 @@ def _live_plan(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource
             else "try again; --verbose shows the calls made"
         )
         raise ObsError.of(f"could not read the live org: {exc}", fix) from None
-    return make_plan(args.env, desired, found, adopt=args.adopt), f"the live org ({dd.host})"
+    return plan, f"the live org ({dd.host})"
 
 
 def _verbose(args: argparse.Namespace, dd: Datadog) -> None:

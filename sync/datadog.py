@@ -54,8 +54,9 @@ def endpoint(environ: Mapping[str, str], site: str, env_name: str) -> Endpoint:
             "or add --offline to plan against an empty org",
         )
     host = environ.get(HOST, "").strip().rstrip("/")
-    if host and not host.startswith(("http://", "https://")):
-        raise ObsError.of(f"{HOST} must be a base URL such as https://api.{site}", f"{HOST} is {host!r}")
+    if host and (not host.startswith(("http://", "https://")) or "@" in host):
+        # No user:password@ either: the host is printed with every plan.
+        raise ObsError.of(f"{HOST} must be a base URL such as https://api.{site}, without credentials")
     chosen = environ.get(SITE, "").strip()
     if not host and chosen and chosen != site:
         # A global DD_SITE must not send one environment's monitors to another org.
@@ -107,6 +108,7 @@ class Datadog:
         config.retry_policy = urllib3.Retry(total=0, redirect=False)  # retries are ours: never a blind POST retry
         config.is_iac = True
         self.host = target.host
+        self._secrets = [key for key in (target.api_key, target.app_key) if len(key) >= 8]  # real keys: 32, 40
         self._client = _Client(config, pool=workers + 2)
         self._monitors = MonitorsApi(self._client)  # type: ignore[no-untyped-call]
         self._dashboards = DashboardsApi(self._client)  # type: ignore[no-untyped-call]
@@ -128,10 +130,10 @@ class Datadog:
 
     # Reads
 
-    def managed_monitors(self, env: str) -> list[dict[str, Any]]:
-        """Our monitors of one environment, a thousand per call. The filter only saves calls: ownership is
+    def managed_monitors(self, env: str | None) -> list[dict[str, Any]]:
+        """Our monitors (of one environment), a thousand per call. The filter only saves calls: ownership is
         checked again on every object, so a looser server-side match can never make us touch a stranger."""
-        return list(self._monitor_pages(f"{MANAGED_TAG},env:{env}"))
+        return list(self._monitor_pages(f"{MANAGED_TAG},env:{env}" if env else MANAGED_TAG))
 
     def all_monitors(self) -> list[dict[str, Any]]:
         return list(self._monitor_pages(None))
@@ -162,7 +164,7 @@ class Datadog:
 
     def _monitor_pages(self, tags: str | None) -> Iterator[dict[str, Any]]:
         filters: dict[str, Any] = {"monitor_tags": tags} if tags else {}
-        page = 0
+        page = largest = 0
         while True:
             items: list[dict[str, Any]] = self._send(
                 "monitors read",
@@ -173,38 +175,46 @@ class Datadog:
                 **filters,
             )
             yield from items
-            if len(items) < MONITOR_PAGE:
+            largest = max(largest, len(items))
+            # A short page ends the list, but only when shorter than one already seen: a server that caps
+            # the page size below what we ask must not make us miss monitors (and then duplicate them).
+            if not items or len(items) < largest:
                 return
             page += 1
 
     # Writes: a create is never repeated here (see RequestFailed.ambiguous)
 
     def create(self, kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        method = self._monitors.create_monitor if kind == MONITOR else self._dashboards.create_dashboard
-        created: dict[str, Any] = self._send(f"{kind}s write", f"POST /api/v1/{kind}", method, body, repeatable=False)
+        created: dict[str, Any] = self._send(
+            f"{kind}s write", f"POST /api/v1/{kind}", self._call(kind, "create"), body, repeatable=False
+        )
+        if not isinstance(created, Mapping) or "id" not in created:
+            raise RequestFailed(f"POST /api/v1/{kind}", "the answer carries no id", ambiguous=True)
         return created
 
     def update(self, kind: str, object_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        if kind == MONITOR:
-            updated: dict[str, Any] = self._send(
-                "monitors write", "PUT /api/v1/monitor/{id}", self._monitors.update_monitor, int(object_id), body
-            )
-        else:
-            updated = self._send(
-                "dashboards write", "PUT /api/v1/dashboard/{id}", self._dashboards.update_dashboard, object_id, body
-            )
+        updated: dict[str, Any] = self._send(
+            f"{kind}s write", f"PUT /api/v1/{kind}/{{id}}", self._call(kind, "update"), _id(kind, object_id), body
+        )
         return updated
 
     def delete(self, kind: str, object_id: str) -> None:
-        method: Callable[..., Any] = (
-            self._monitors.delete_monitor if kind == MONITOR else self._dashboards.delete_dashboard
-        )
-        target: int | str = int(object_id) if kind == MONITOR else object_id
         try:
-            self._send(f"{kind}s write", f"DELETE /api/v1/{kind}/{{id}}", method, target)
+            self._send(
+                f"{kind}s write", f"DELETE /api/v1/{kind}/{{id}}", self._call(kind, "delete"), _id(kind, object_id)
+            )
         except RequestFailed as exc:
             if exc.status != 404:  # already gone, e.g. a retry after a lost response: the goal is met
                 raise
+
+    def backoff(self, failures: int) -> None:
+        """Wait before trying again after the given number of failures, with jitter."""
+        self._sleep(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
+
+    def _call(self, kind: str, verb: str) -> Callable[..., Any]:
+        api = self._monitors if kind == MONITOR else self._dashboards
+        method: Callable[..., Any] = getattr(api, f"{verb}_{kind}")
+        return method
 
     def validate_monitor(self, body: Mapping[str, Any], object_id: str | None = None) -> list[str]:
         """The API's own verdict on a monitor body, writing nothing: [] when valid, else its errors."""
@@ -247,20 +257,33 @@ class Datadog:
                         self.throttled += 1
                     continue  # not a failure: acquire waits for the window to reset
                 if status is None or status < 500:
-                    raise RequestFailed(label, f"HTTP {status}: {_errors(exc.body)}", status) from None
+                    raise RequestFailed(label, self._redacted(f"HTTP {status}: {_errors(exc.body)}"), status) from None
                 reason = f"HTTP {status}: {_errors(exc.body)}"
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 self._pacer.release(group, None)
                 reason = _connection_problem(exc)
             else:
                 self._pacer.release(group, response.headers)
-                return json.loads(data or b"null")
+                try:
+                    return json.loads(data or b"null")
+                except ValueError:
+                    reason = f"HTTP {response.status} with an answer that is not JSON"
             failures += 1
             if not repeatable or failures >= self._attempts:
-                raise RequestFailed(label, reason, status, ambiguous=not repeatable)
+                raise RequestFailed(label, self._redacted(reason), status, ambiguous=not repeatable)
             with self._lock:
                 self.retried += 1
-            self._sleep(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
+            self.backoff(failures)
+
+    def _redacted(self, text: str) -> str:
+        """Error text from the other side (a proxy may echo headers) never carries the keys."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def _id(kind: str, object_id: str) -> int | str:
+    return int(object_id) if kind == MONITOR else object_id
 
 
 def _errors(body: Any) -> str:

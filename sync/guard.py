@@ -27,8 +27,8 @@ def check(
             "which would delete every object obs manages there",
             "check --definitions and the environment's queues and metrics",
         )
-    # Duplicate repairs are not counted: each deletes a copy whose twin stays.
-    orphans = [c for c in plan.changes if c.action == DELETE and not c.note]
+    # Duplicate repairs are not counted: each deletes an exact copy whose twin stays.
+    orphans = [c for c in plan.changes if c.action == DELETE and c.duplicate_of is None]
     managed = sum(c.action in (UPDATE, UNCHANGED) for c in plan.changes) + len(orphans)
     limit = delete_limit(managed) if max_deletes is None else max_deletes
     if len(orphans) > limit and not allow_mass_delete:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .datadog import Datadog
-from .plan import Live
+from .datadog import Datadog, RequestFailed
+from .plan import CREATE, Live, Plan, make_plan
 from .resources import DASHBOARD, DASHBOARD_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource
 
 
@@ -15,7 +15,7 @@ def monitor(obj: Mapping[str, Any]) -> Live:
 
 
 def monitor_key(tags: Iterable[str]) -> str | None:
-    """The key of a monitor that carries both marker tags; one with two keys is nobody's to touch."""
+    """The key of a monitor that carries both marker tags; one with two keys counts as unmanaged."""
     tags = list(tags)
     keys = [t.removeprefix(KEY_TAG_PREFIX) for t in tags if t.startswith(KEY_TAG_PREFIX)]
     return keys[0] if MANAGED_TAG in tags and len(keys) == 1 and keys[0] else None
@@ -32,17 +32,34 @@ def dashboard_key(obj: Mapping[str, Any]) -> str | None:
     return keys[0] if len(keys) == 1 and keys[0] else None
 
 
-def read(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = False) -> list[Live]:
-    """Live objects that can matter to a plan of `env`, in as few calls as the API allows.
+def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = False) -> Plan:
+    """The plan of `env` against the live org, read in as few calls as the API allows.
 
-    Monitors: ours, a thousand per call (every monitor with `adopt`, to find the ones to take over).
-    Dashboards: the summaries, then only the full dashboards that carry a marker of this environment or
-    share a title with one of ours.
+    Monitors: ours in this environment, a thousand per call; should that leave a monitor to create, every
+    monitor with our marker is read before deciding, since one whose env tag was removed by hand must be
+    updated, not duplicated. With `adopt`, every monitor of the org, to find the ones to take over.
+    Dashboards: the summaries, then only the dashboards that carry a marker of this environment or share
+    a title with one of ours.
     """
+    dashboards = _dashboards(dd, env, desired)
     monitors = dd.all_monitors() if adopt else dd.managed_monitors(env)
+    found = make_plan(env, desired, [*map(monitor, monitors), *dashboards], adopt=adopt)
+    if not adopt and any(c.action == CREATE and c.kind == MONITOR for c in found.changes):
+        found = make_plan(env, desired, [*map(monitor, dd.managed_monitors(None)), *dashboards])
+    return found
+
+
+def _dashboards(dd: Datadog, env: str, desired: Sequence[Resource]) -> list[Live]:
     titles = {r.title.strip() for r in desired if r.kind == DASHBOARD}
-    wanted = [s for s in dd.dashboard_summaries() if _worth_fetching(s, env, titles)]
-    return [monitor(m) for m in monitors] + [dashboard(dd.dashboard(str(s["id"]))) for s in wanted]
+    found = []
+    for summary in dd.dashboard_summaries():
+        if _worth_fetching(summary, env, titles):
+            try:
+                found.append(dashboard(dd.dashboard(str(summary["id"]))))
+            except RequestFailed as exc:
+                if exc.status != 404:  # deleted since it was listed: nothing to plan against
+                    raise
+    return found
 
 
 def _worth_fetching(summary: Mapping[str, Any], env: str, titles: set[str]) -> bool:

@@ -24,7 +24,8 @@ class Pacer:
         self._lock = threading.Lock()
         self._budgets: dict[str, _Budget] = {}
         self._in_flight: dict[str, int] = {}
-        self.waited = 0.0  # seconds spent waiting for a reset, for --verbose
+        self.waited = 0.0  # seconds in which a request waited for a reset, for --verbose
+        self._waiting_until = 0.0
 
     def acquire(self, group: str) -> None:
         """Block until a request in `group` fits in the current window."""
@@ -41,7 +42,9 @@ class Pacer:
                     self._in_flight[group] = self._in_flight.get(group, 0) + 1
                     return
                 wait = budget.resets_at - now
-                self.waited += wait
+                # Wall-clock time with some request held back: threads waiting together count once.
+                self.waited += max(0.0, budget.resets_at - max(now, self._waiting_until))
+                self._waiting_until = max(self._waiting_until, budget.resets_at)
             self._sleep(wait)
 
     def release(self, group: str, headers: Mapping[str, str] | None, *, limited: bool = False) -> None:
@@ -51,7 +54,7 @@ class Pacer:
             self._in_flight[group] = max(0, self._in_flight.get(group, 0) - 1)
             if limited:
                 remaining = 0
-                reset = reset if reset is not None else 1.0
+                reset = max(reset or 0.0, 1.0)  # a 429 that says "now" must not make us spin
             if remaining is None or reset is None:
                 return
             # Requests still in flight may not be counted in this answer yet: they draw on it too.

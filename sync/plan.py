@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .resources import KIND_ORDER, MONITOR, Resource, title_of
+from .resources import DASHBOARD, KIND_ORDER, MONITOR, Resource, title_of
 
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
 ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
@@ -49,7 +49,8 @@ class Change:
     id: str | None = None
     fields: tuple[FieldChange, ...] = ()
     note: str = ""  # why, when the action alone does not say it: a duplicate, an adoption, a replacement
-    replace: bool = False  # a monitor's type cannot change in place: delete and create, with a new ID
+    replace: bool = False  # the change cannot be made in place: delete and create, with a new ID
+    duplicate_of: str | None = None  # deletes an exact copy of this live object, which stays
 
 
 @dataclass(frozen=True)
@@ -70,21 +71,22 @@ class Plan:
 def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, adopt: bool = False) -> Plan:
     """Match desired and live by (kind, key) within one environment.
 
-    Live objects of other environments are not looked at. Of two live objects with one key the older is
-    kept and the newer deleted. A live object without our marker is never changed, except that with
-    `adopt` one whose name matches a desired resource is taken over, keeping its ID.
+    Live objects of other environments are not looked at. Of two live objects with one key one is kept
+    (the older, unless only the newer has the right type) and the other deleted. A live object without our
+    marker is never changed, except that with `adopt` one whose name matches a desired resource is taken
+    over, keeping its ID.
     """
     owned: dict[tuple[str, str], list[Live]] = {}
     for obj in live:
         if obj.key is not None and obj.key.split("/", 1)[0] == env:
             owned.setdefault((obj.kind, obj.key), []).append(obj)
+    wanted = {(r.kind, r.key): r for r in desired}
     changes: list[Change] = []
     current: dict[tuple[str, str], Live] = {}
     for (kind, key), twins in owned.items():
-        keep, *extra = sorted(twins, key=lambda o: (o.created, o.id.zfill(20)))
+        keep, *extra = sorted(twins, key=lambda o: _keep_first(wanted.get((kind, key)), o))
         current[kind, key] = keep
-        note = f"duplicate of {kind} {keep.id}, which is older and kept"
-        changes += [Change(DELETE, kind, key, title_of(o.body), env, id=o.id, note=note) for o in extra]
+        changes += [_twin(wanted.get((kind, key)), keep, twin, env) for twin in extra]
     by_title = _unmanaged_by_title(desired, live)
     adopted: dict[tuple[str, str], Live] = {}
     if adopt:
@@ -99,15 +101,37 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
             continue
         fields = diff(resource.body, match.body)
         note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
-        replace = resource.kind == MONITOR and any(f.path == "type" for f in fields)
+        replace = any(f.path == _FIXED[resource.kind] for f in fields)
         if replace:
-            note = "a monitor's type cannot change in place: it is deleted and created again, with a new ID"
+            note = f"its {_FIXED[resource.kind]} cannot change in place: it is deleted and created again, with a new ID"
         changes.append(_change(UPDATE if fields else UNCHANGED, resource, match.id, fields, note, replace))
     for (kind, key), orphan in current.items():
         changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id))
     changes.sort(key=lambda c: (KIND_ORDER.index(c.kind), c.key, c.id or ""))
     unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind, o.id))
     return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
+
+
+# The field whose change the API cannot make in place (the Terraform provider forces a new resource too).
+_FIXED = {MONITOR: "type", DASHBOARD: "layout_type"}
+
+
+def _keep_first(resource: Resource | None, obj: Live) -> tuple[bool, str, str]:
+    """Of live objects with one key, keep one whose type can be updated in place, then the oldest."""
+    fixed = _FIXED[obj.kind]
+    unfit = resource is not None and _normal(resource.body.get(fixed), fixed) != _normal(obj.body.get(fixed), fixed)
+    return unfit, obj.created, obj.id.zfill(20)
+
+
+def _twin(resource: Resource | None, keep: Live, twin: Live, env: str) -> Change:
+    """A second live object with a key. An exact copy (a create retried after its answer was lost) is a
+    duplicate; one that differs may be a person's copy, so its deletion counts as an orphan's."""
+    title = title_of(twin.body)
+    if resource is not None and not diff(resource.body, twin.body):
+        note = f"duplicate of {twin.kind} {keep.id}, which is kept"
+        return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, duplicate_of=keep.id)
+    note = f"a second {twin.kind} with this key, kept {keep.id} instead (a copy made by hand?)"
+    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note)
 
 
 def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> dict[tuple[str, str], list[Live]]:

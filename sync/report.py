@@ -36,7 +36,7 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
         lines.append(head)
         if change.note:
             lines.append(f"    ({change.note})")
-        lines += [f"    {f.path}: {_show(f.old)} -> {_show(f.new)}" for f in change.fields]
+        lines += [f"    {f.path}: {old} -> {new}" for f in change.fields for old, new in [_shown(f)]]
     for obj in plan.unmanaged:
         lines.append(
             f"? {obj.kind} {obj.id}  {title_of(obj.body)}: not managed by obs, left alone (--adopt takes it over)"
@@ -59,7 +59,7 @@ def markdown(plan: Plan, *, against: str) -> str:
         title = change.title.replace("|", "\\|")
         note = f" ({change.note})" if change.note else ""
         lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}{note}")
-        lines += [f"  - `{f.path}`: `{_show(f.old)}` → `{_show(f.new)}`" for f in change.fields]
+        lines += [f"  - `{f.path}`: `{old}` → `{new}`" for f in change.fields for old, new in [_shown(f)]]
     return "\n".join(lines) + "\n"
 
 
@@ -92,9 +92,26 @@ def _field_json(f: FieldChange) -> dict[str, Any]:
     return {"path": f.path, "old": f.old, "new": f.new}
 
 
-def _show(value: Any) -> str:
-    shown = json.dumps(value, sort_keys=True) if not isinstance(value, str) else json.dumps(value)
-    return shown if len(shown) <= _MAX_VALUE else shown[: _MAX_VALUE - 3] + "..."
+def _shown(change: FieldChange) -> tuple[str, str]:
+    """Both values as JSON, long ones cut to a window that starts just before where they differ."""
+    old, new = (_json(v) for v in (change.old, change.new))
+    if max(len(old), len(new)) <= _MAX_VALUE:
+        return old, new
+    start = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    start = max(0, start - _MAX_VALUE // 4)
+    return _window(old, start), _window(new, start)
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # the server's 30.0 is the 30 we sent: show them alike
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _window(text: str, start: int) -> str:
+    head = "..." if start else ""
+    tail = "..." if len(text) > start + _MAX_VALUE else ""
+    return head + text[start : start + _MAX_VALUE] + tail
 
 
 def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> str:
@@ -103,7 +120,10 @@ def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> st
     lines = [f"failed: {_what(o)}: {o.error}" for o in failed]
     lines += [f"note: {_what(o)}: {o.note}" for o in results if o.ok and o.note]
     if dry_run:
-        lines.append(f"Dry run: {len(results) - len(failed)} monitors valid, {len(failed)} invalid; nothing written.")
+        lines.append(
+            f"Dry run: {len(results) - len(failed)} monitors valid, {len(failed)} invalid, by the API's validate "
+            "endpoint (dashboards and deletions are not checked); nothing written."
+        )
         return "\n".join(lines) + "\n"
     done = Counter(o.change.action for o in results if o.ok)
     lines.append(

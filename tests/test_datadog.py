@@ -35,12 +35,13 @@ def test_dd_host_overrides_the_site() -> None:
             "DD_SITE is 'datadoghq.eu' but environment 'prod' lives on 'datadoghq.com'",
         ),
         ({**KEYS, "DD_HOST": "api.datadoghq.com"}, "DD_HOST must be a base URL"),
+        ({**KEYS, "DD_HOST": "https://user:hunter2@proxy.example.com"}, "without credentials"),
     ],
 )
 def test_bad_settings_are_clear_errors(environ: dict[str, str], message: str) -> None:
     with pytest.raises(ObsError, match=message) as caught:
         endpoint(environ, "datadoghq.com", "prod")
-    assert not any(secret in str(caught.value) for secret in KEYS.values())
+    assert not any(secret in str(caught.value) for secret in [*KEYS.values(), "hunter2"])
 
 
 def test_a_matching_dd_site_is_fine_and_keys_stay_out_of_repr() -> None:

@@ -16,7 +16,8 @@ def _plan(unchanged: int, orphans: int, duplicates: int = 0) -> Plan:
     changes = [Change(UNCHANGED, MONITOR, f"prod/keep/{i}", "", "prod") for i in range(unchanged)]
     changes += [Change(DELETE, MONITOR, f"prod/gone/{i}", "", "prod", id=str(i)) for i in range(orphans)]
     changes += [
-        Change(DELETE, MONITOR, "prod/keep/0", "", "prod", id=f"d{i}", note="duplicate") for i in range(duplicates)
+        Change(DELETE, MONITOR, "prod/keep/0", "", "prod", id=f"d{i}", note="duplicate", duplicate_of="k")
+        for i in range(duplicates)
     ]
     return Plan("prod", tuple(changes))
 

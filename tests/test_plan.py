@@ -10,7 +10,7 @@ import pytest
 from sync.expand import expand
 from sync.model import Definitions
 from sync.plan import CREATE, DELETE, UNCHANGED, UPDATE, FieldChange, Live, diff, make_plan
-from sync.resources import MONITOR, Resource
+from sync.resources import DASHBOARD, MONITOR, Resource
 
 BODY: dict[str, Any] = {
     "name": "[prod] critical: oldest message waiting too long",
@@ -122,7 +122,25 @@ def test_of_two_objects_with_one_key_the_older_is_kept_and_the_newer_deleted() -
     ]
     plan = make_plan("prod", [resource], twins)
     assert [(c.action, c.id) for c in plan.changes] == [(DELETE, "20"), (UNCHANGED, "30")]
-    assert plan.changes[0].note == "duplicate of monitor 30, which is older and kept"
+    assert plan.changes[0].note == "duplicate of monitor 30, which is kept"
+    assert plan.changes[0].duplicate_of == "30"
+
+
+def test_a_second_object_that_differs_is_deleted_as_an_orphan_not_a_duplicate() -> None:
+    resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
+    clone = _live(resource.key, "40", {**BODY, "name": "[Clone] age"}, "2026-11-30T11:00:00Z")
+    plan = make_plan("prod", [resource], [_live(resource.key, "30", BODY, "2026-11-01T00:00:00Z"), clone])
+    delete = next(c for c in plan.changes if c.action == DELETE)
+    assert (delete.id, delete.duplicate_of) == ("40", None)
+    assert "a copy made by hand?" in delete.note
+
+
+def test_of_two_objects_with_one_key_the_one_of_the_right_type_is_kept() -> None:
+    resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
+    old = _live(resource.key, "30", BODY, "2026-11-01T00:00:00Z", type_="service check")
+    new = _live(resource.key, "40", BODY, "2026-11-30T11:00:00Z")
+    plan = make_plan("prod", [resource], [old, new])
+    assert [(c.action, c.id) for c in plan.changes] == [(DELETE, "30"), (UNCHANGED, "40")]
 
 
 def test_a_type_change_is_a_replacement() -> None:
@@ -179,3 +197,13 @@ def test_a_widget_setting_removed_from_the_template_is_a_change() -> None:
     desired = {"widgets": [{"definition": {"type": "note", "content": "x"}}]}
     live = {"widgets": [{"id": 5, "definition": {"type": "note", "content": "x", "font_size": "16"}}]}
     assert diff(desired, live) == (FieldChange("widgets[0].definition.font_size", "16", None),)
+
+
+def test_a_dashboard_layout_change_is_a_replacement() -> None:
+    body = {"title": "t", "layout_type": "ordered", "widgets": []}
+    resource = Resource(DASHBOARD, "prod/oncall", body, "prod")
+    plan = make_plan(
+        "prod", [resource], [Live(DASHBOARD, "abc-def-ghi", resource.key, {**body, "layout_type": "free"})]
+    )
+    (change,) = plan.changes
+    assert change.replace and change.note.startswith("its layout_type cannot change in place")

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from sync import apply, live
+from sync import apply, live, report
 from sync.cli import main
 from sync.datadog import Datadog, RequestFailed, endpoint
 from sync.definitions import load
 from sync.expand import expand
-from sync.plan import make_plan
+from sync.model import Definitions
 
 from .fakedd import FakeDatadog
 
@@ -84,15 +84,15 @@ def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDat
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
     assert "Plan: 0 to create, 0 to update, 0 to delete, 50 unchanged, 0 unmanaged." in obs.out
-    assert dd.calls() == 4  # one monitor page, two dashboard summary pages, the one dashboard
-    assert "API calls: 4 (" in obs.err
+    assert dd.calls() == 5  # two monitor and two dashboard summary pages (the last empty), the one dashboard
+    assert "API calls: 5 (" in obs.err
 
 
 def test_the_plan_reads_monitors_a_thousand_per_call_not_one_per_monitor(obs: Obs, dd: FakeDatadog) -> None:
     obs("sync", "--env", "prod")
     dd.reset_log()
     obs.plan()
-    assert dd.calls("GET", "/api/v1/monitor") == 1
+    assert dd.calls("GET", "/api/v1/monitor") == 2  # 49 monitors, then the empty page that ends the list
     assert dd.calls("GET", "/api/v1/dashboard/") == 1
 
 
@@ -201,13 +201,16 @@ def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
 
 def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatadog) -> None:
     obs("sync", "--env", "prod")
-    for path in (obs.definitions / "monitors").glob("*.yaml"):
-        path.unlink()
-    (obs.definitions / "environments" / "prod.yaml").write_text(
-        (obs.definitions / "environments" / "prod.yaml").read_text() + "dashboards: {oncall: false}\n"
+    prod = obs.definitions / "environments" / "prod.yaml"
+    off = "".join(f"  {q}: {{enabled: false}}\n" for q in ("critical", "high", "default", "low", "introduction"))
+    text = (
+        prod.read_text()
+        .replace("queues:\n", "queues:\n" + off)
+        .replace("  reindexing:\n", "  reindexing:\n    enabled: false\n")
     )
+    prod.write_text(text + "dashboards: {oncall: {enabled: false}}\n")
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 1
-    assert "expand to nothing" in obs.err or "error:" in obs.err
+    assert "error: the definitions expand to nothing in 'prod': refusing to sync" in obs.err
     assert len(keys(dd)) == 50
 
 
@@ -250,7 +253,7 @@ def test_adoption_keeps_the_ids_of_existing_monitors(obs: Obs, dd: FakeDatadog) 
 
 def test_dry_run_validates_every_changed_monitor_and_writes_nothing(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod", "--dry-run") == 0, obs.out
-    assert "Dry run: 49 monitors valid, 0 invalid; nothing written." in obs.out
+    assert "Dry run: 49 monitors valid, 0 invalid, by the API's validate endpoint" in obs.out
     assert dd.calls("POST", "/api/v1/monitor/validate") == 49
     assert dd.monitors == {} and dd.dashboards == {}
 
@@ -279,15 +282,25 @@ def test_a_monitor_deleted_by_hand_is_created_again(obs: Obs, dd: FakeDatadog) -
     assert "Applied: 1 created, 48 updated, 0 deleted, 0 failed" in obs.out
 
 
-def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeDatadog) -> None:
+def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeDatadog, example: Definitions) -> None:
     obs("sync", "--env", "prod")
-    # A monitor whose type was changed by hand cannot take our update (the API refuses type changes on PUT).
-    monitor_id = next(i for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
-    dd.monitors[monitor_id]["query"] += " "
     prod = obs.definitions / "environments" / "prod.yaml"
     prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
-    dd.faults.error_rate = 0.0
-    assert obs("sync", "--env", "prod") == 0
+    desired = expand(load(obs.definitions), "prod")
+    with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
+        plan = live.plan(client, "prod", desired)
+        gone = next(c for c in plan.pending if c.key == "prod/critical/age")
+        dd.delete_monitor(int(str(gone.id)))  # deleted by hand between the plan and the sync
+        outcomes = apply.apply(plan, desired, client)
+    failed = [o for o in outcomes if not o.ok]
+    assert [o.change.key for o in failed] == ["prod/critical/age"]
+    assert "HTTP 404: Monitor not found" in failed[0].error
+    assert sum(o.ok for o in outcomes) == len(plan.pending) - 1 == 48
+    text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
+    assert f"failed: update monitor prod/critical/age (id {gone.id}): PUT /api/v1/monitor/{{id}}: HTTP 404" in text
+    assert "Applied: 0 created, 48 updated, 0 deleted, 1 failed" in text
+    assert obs("sync", "--env", "prod") == 0  # the next sync creates it again
+    assert "Applied: 1 created" in obs.out
 
 
 def test_rate_limits_are_respected_without_429s(obs: Obs, dd: FakeDatadog) -> None:
@@ -415,8 +428,8 @@ def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs:
         }
     )
     desired = expand(load(obs.definitions), "prod")
-    with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"))) as client:
-        plan = make_plan("prod", desired, live.read(client, "prod", desired))
+    with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
+        plan = live.plan(client, "prod", desired)
         (outcome,) = apply.apply(plan, desired, client)
     assert not outcome.ok and "502" in outcome.error
     assert stray["id"] in dd.monitors
@@ -440,3 +453,13 @@ def test_a_setting_removed_from_the_definitions_is_removed_live(obs: Obs, dd: Fa
     assert obs("sync", "--env", "prod") == 0
     assert not any("renotify_interval" in m["options"] for m in dd.monitors.values())
     assert changes(obs.plan()) == {}
+
+
+def test_a_monitor_whose_env_tag_was_removed_by_hand_is_updated_not_duplicated(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    monitor_id, monitor = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    dd.update_monitor(monitor_id, {"tags": [t for t in monitor["tags"] if t != "env:prod"]})
+    plan = obs.plan()
+    assert changes(plan) == {"prod/critical/age": "update"}
+    assert obs("sync", "--env", "prod") == 0
+    assert "env:prod" in dd.monitors[monitor_id]["tags"] and keys(dd)["prod/critical/age"] == 1
