@@ -11,6 +11,8 @@ from .resources import MONITOR, Resource
 ALWAYS = "always"  # a handle outside every {{#is_...}} section gets every notification
 _ORDER = (ALWAYS, "alert", "warning", "no_data", "recovery", "warning_recovery")
 
+# Sections that filter on a tag or priority rather than name a state: the state comes from around them.
+_FILTERS = frozenset({"is_match", "is_exact_match", "is_priority"})
 _SECTION = re.compile(r"\{\{\s*([#^/])\s*([\w.]+)[^}]*\}\}")
 # @pagerduty-x, @slack-x, @opsgenie-x, @team-x, @webhook-x, and e-mail addresses written @jane@example.com
 _HANDLE = re.compile(r"(?<![\w@/.])@[\w.+-]+(?:@[\w-]+(?:\.[\w-]+)+)?")
@@ -36,7 +38,7 @@ class AudienceChange:
 def routes(message: str) -> dict[str, frozenset[str]]:
     """Targets per severity: a handle counts for the innermost condition section around it."""
     found: dict[str, set[str]] = {}
-    open_sections: list[tuple[str, str]] = []  # (condition, severity), innermost last
+    open_sections: list[tuple[str, str | None]] = []  # (condition, severity or None for a filter), innermost last
     at = 0
     for match in _SECTION.finditer(message):
         _collect(message[at : match.start()], open_sections, found)
@@ -44,15 +46,16 @@ def routes(message: str) -> dict[str, frozenset[str]]:
         sign, condition = match.groups()
         names = [name for name, _ in open_sections]
         if sign != "/":
-            open_sections.append((condition, _severity(condition, negated=sign == "^")))
+            severity = None if condition in _FILTERS else _severity(condition, negated=sign == "^")
+            open_sections.append((condition, severity))
         elif condition in names:  # `{{/is_x}}` closes `{{#is_x}}` and `{{^is_x}}` alike
             del open_sections[len(names) - 1 - names[::-1].index(condition) :]
     _collect(message[at:], open_sections, found)
     return {severity: frozenset(targets) for severity, targets in found.items()}
 
 
-def _collect(text: str, open_sections: list[tuple[str, str]], found: dict[str, set[str]]) -> None:
-    severity = open_sections[-1][1] if open_sections else ALWAYS
+def _collect(text: str, open_sections: list[tuple[str, str | None]], found: dict[str, set[str]]) -> None:
+    severity = next((s for _, s in reversed(open_sections) if s is not None), ALWAYS)
     for handle in _HANDLE.findall(text):
         found.setdefault(severity, set()).add(handle.rstrip("."))
 

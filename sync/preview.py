@@ -40,7 +40,7 @@ def environments(requested: Sequence[str], base: Rendered, head: Rendered) -> tu
     known = sorted(base.keys() | head.keys())
     for name in requested:
         if name not in known:
-            raise ObsError.of(f"unknown environment '{name}' in both revisions", f"use one of: {', '.join(known)}")
+            raise ObsError.of(f"environment '{name}' is in neither revision", f"use one of: {', '.join(known)}")
     return tuple(sorted(set(requested))) if requested else tuple(known)
 
 

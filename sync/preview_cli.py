@@ -78,7 +78,10 @@ def _in_revision(exc: ObsError, what: str, fix: str) -> ObsError:
 
 def _rerun(args: argparse.Namespace) -> str:
     """The command a reviewer runs for everything the comment left out."""
-    words = ["obs", "diff", "--base", args.base, *(["--head", args.head] if args.head else [])]
+    folder: Path = args.definitions
+    # A relative folder is the reviewer's too; an absolute one is the runner's, and stays out of the comment.
+    where = ["--definitions", folder.as_posix()] if not folder.is_absolute() and folder != Path() else []
+    words = ["obs", *where, "diff", "--base", args.base, *(["--head", args.head] if args.head else [])]
     return shlex.join(words)
 
 

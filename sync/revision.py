@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -126,6 +127,8 @@ def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
 
 def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False)
+        # LC_ALL=C: the messages matched below are git's English ones, whatever the user's locale.
+        environ = {**os.environ, "LC_ALL": "C"}
+        return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False, env=environ)
     except FileNotFoundError:
         raise ObsError.of("git is not installed", "install git: obs diff reads the base revision from it") from None

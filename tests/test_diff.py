@@ -257,7 +257,7 @@ def test_environments_only_in_one_revision_are_all_creates_or_all_deletes(repo: 
         (["--base", "no-such-branch"], "unknown git revision 'no-such-branch': check the name, or fetch it"),
         (["--base", "HEAD", "--head", "v9"], "unknown git revision 'v9'"),
         (["--base=--output=x"], "'--output=x' is not a git revision"),
-        (["--base", "HEAD", "--env", "nowhere"], "unknown environment 'nowhere' in both revisions: use one of: dev"),
+        (["--base", "HEAD", "--env", "nowhere"], "environment 'nowhere' is in neither revision: use one of: dev"),
     ],
 )
 def test_bad_arguments_are_one_clear_error(repo: Path, run: Run, args: list[str], message: str) -> None:

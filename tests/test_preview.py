@@ -32,7 +32,7 @@ from sync.resources import MONITOR, Resource
         ),
         (
             '{{#is_alert}}{{#is_match "queue.name" "critical"}}@pagerduty-a{{/is_match}} @slack-b{{/is_alert}}',
-            {"match": {"@pagerduty-a"}, "alert": {"@slack-b"}},
+            {"alert": {"@pagerduty-a", "@slack-b"}},  # a tag filter is not a state: it narrows the alert
         ),
         (
             "{{^is_alert}}@slack-calm{{/is_alert}} mail ops@example.com or see https://x.io/@me",
