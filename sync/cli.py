@@ -257,15 +257,17 @@ def _verbose(args: argparse.Namespace, dd: Datadog) -> None:
 
 def _progress(total: int, env: str, every: float = 2.0) -> Callable[[Outcome], None]:
     """Progress on stderr for long runs: at most one line every `every` seconds, and the last one."""
-    state = {"done": 0, "failed": 0, "shown": time.monotonic()}
+    finished = failed = 0
+    shown = time.monotonic()
 
     def done(outcome: Outcome) -> None:
-        state["done"] += 1
-        state["failed"] += not outcome.ok
+        nonlocal finished, failed, shown
+        finished += 1
+        failed += not outcome.ok
         now = time.monotonic()
-        if now - state["shown"] >= every or (state["done"] == total and total >= 50):
-            state["shown"] = now
-            print(f"sync {env}: {state['done']:.0f}/{total} done, {state['failed']:.0f} failed", file=sys.stderr)
+        if now - shown >= every or (finished == total and total >= 50):
+            shown = now
+            print(f"sync {env}: {finished}/{total} done, {failed} failed", file=sys.stderr)
 
     return done
 

@@ -14,6 +14,7 @@ from .resources import title_of
 _SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
 _COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
 _MAX_VALUE = 200
+_SAME_ERROR_SHOWN = 3
 
 
 def summary(plan: Plan) -> str:
@@ -117,7 +118,15 @@ def _window(text: str, start: int) -> str:
 def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> str:
     """What a sync did (or, for a dry run, what the API said of each monitor), failures first."""
     failed = [o for o in results if not o.ok]
-    lines = [f"failed: {_what(o)}: {o.error}" for o in failed]
+    lines: list[str] = []
+    by_error: dict[str, list[Outcome]] = {}
+    for o in failed:
+        by_error.setdefault(o.error, []).append(o)
+    for error, group in by_error.items():
+        # One refusal for all (a key without write permission) is said a few times, not once a monitor.
+        lines += [f"failed: {_what(o)}: {error}" for o in group[:_SAME_ERROR_SHOWN]]
+        if len(group) > _SAME_ERROR_SHOWN:
+            lines.append(f"failed: {len(group) - _SAME_ERROR_SHOWN} more with the same error")
     lines += [f"note: {_what(o)}: {o.note}" for o in results if o.ok and o.note]
     if dry_run:
         lines.append(

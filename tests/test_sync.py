@@ -15,7 +15,7 @@ import pytest
 
 from sync import apply, live, report
 from sync.cli import main
-from sync.datadog import Datadog, RequestFailed, endpoint
+from sync.datadog import Datadog, Endpoint, RequestFailed, endpoint
 from sync.definitions import load
 from sync.expand import expand
 from sync.model import Definitions
@@ -463,3 +463,18 @@ def test_a_monitor_whose_env_tag_was_removed_by_hand_is_updated_not_duplicated(o
     assert changes(plan) == {"prod/critical/age": "update"}
     assert obs("sync", "--env", "prod") == 0
     assert "env:prod" in dd.monitors[monitor_id]["tags"] and keys(dd)["prod/critical/age"] == 1
+
+
+def test_one_refusal_for_every_write_is_reported_a_few_times_not_once_a_monitor(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    prod = obs.definitions / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
+    desired = expand(load(obs.definitions), "prod")
+    with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as reader:
+        plan = live.plan(reader, "prod", desired)
+    with closing(Datadog(Endpoint(dd.url, dd.api_key, "an-application-key-without-rights"))) as writer:
+        outcomes = apply.apply(plan, desired, writer)
+    text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
+    assert text.count("failed: update monitor") == 3
+    assert text.count("PUT /api/v1/monitor/{id}: HTTP 403: Forbidden") == 3
+    assert "failed: 46 more with the same error" in text and "49 failed" in text
