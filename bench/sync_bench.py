@@ -26,8 +26,8 @@ from sync.cli import main as obs
 from tests.fakedd import FakeDatadog, Faults
 
 
-def measure(dd: FakeDatadog, definitions: Path, *argv: str) -> tuple[int, float, int, str]:
-    """Run one obs command; its exit code, wall seconds, API calls and last line of output."""
+def measure(dd: FakeDatadog, definitions: Path, *argv: str) -> tuple[int, float, int, int, str]:
+    """Run one obs command; its exit code, wall seconds, API calls, 429 answers and last line of output."""
     dd.reset_log()
     out = io.StringIO()
     began = time.perf_counter()
@@ -35,25 +35,23 @@ def measure(dd: FakeDatadog, definitions: Path, *argv: str) -> tuple[int, float,
         code = obs(["--definitions", str(definitions), *argv])
     took = time.perf_counter() - began
     lines = out.getvalue().strip().splitlines()
-    return code, took, dd.calls(), lines[-1] if lines else ""
+    throttled = sum(r.status == 429 for r in dd.log)
+    return code, took, dd.calls(), throttled, lines[-1] if lines else ""
 
 
-def run(name: str, definitions: Path, faults: Faults) -> list[tuple[str, str, float, int, str]]:
+STEPS = ("sync, empty org", "plan, no change", "plan, dlq changed", "sync, dlq changed")
+
+
+def run(name: str, definitions: Path, faults: Faults) -> list[tuple[str, str, float, int, int, str]]:
     rows = []
     with FakeDatadog(faults=faults) as dd:
         os.environ.update(DD_API_KEY=dd.api_key, DD_APP_KEY=dd.app_key, DD_HOST=dd.url)
-        steps = [("sync, empty org", ["sync", "--env", "prod"]), ("plan, no change", ["plan", "--env", "prod"])]
-        for step, argv in steps:
-            code, took, calls, last = measure(dd, definitions, *argv)
-            rows.append((name, step, took, calls, f"exit {code}: {last}"))
-        dlq = definitions / "monitors" / "dlq.yaml"  # one threshold: one monitor per queue changes
-        dlq.write_text(dlq.read_text().replace("thresholds: {critical: 0}", "thresholds: {critical: 1}"))
-        for step, argv in [
-            ("plan, dlq changed", ["plan", "--env", "prod"]),
-            ("sync, dlq changed", ["sync", "--env", "prod"]),
-        ]:
-            code, took, calls, last = measure(dd, definitions, *argv)
-            rows.append((name, step, took, calls, f"exit {code}: {last}"))
+        for step in STEPS:
+            if step == "plan, dlq changed":  # one threshold: one monitor per queue changes
+                dlq = definitions / "monitors" / "dlq.yaml"
+                dlq.write_text(dlq.read_text().replace("thresholds: {critical: 0}", "thresholds: {critical: 1}"))
+            code, took, calls, throttled, last = measure(dd, definitions, step.split(",")[0], "--env", "prod")
+            rows.append((name, step, took, calls, throttled, f"exit {code}: {last}"))
     return rows
 
 
@@ -71,9 +69,9 @@ def main() -> int:
             faults = Faults(latency=options.latency, rate_limit=options.rate_limit)
             rows += run(name, definitions, faults)
     print(f"latency {options.latency * 1000:.0f} ms per request, rate limit {options.rate_limit or 'none'}")
-    print(f"{'definitions':<12} {'step':<24} {'wall s':>7} {'calls':>6}  result")
-    for name, step, took, calls, result in rows:
-        print(f"{name:<12} {step:<24} {took:>7.2f} {calls:>6}  {result}")
+    print(f"{'definitions':<12} {'step':<24} {'wall s':>7} {'calls':>6} {'429s':>5}  result")
+    for name, step, took, calls, throttled, result in rows:
+        print(f"{name:<12} {step:<24} {took:>7.2f} {calls:>6} {throttled:>5}  {result}")
     return 0
 
 
