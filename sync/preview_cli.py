@@ -29,6 +29,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--base", required=True, metavar="REF", help="the revision to compare with, e.g. origin/main")
     parser.add_argument("--head", metavar="REF", help="the revision to preview (default: the working tree)")
     parser.add_argument(
+        "--base-definitions",
+        metavar="PATH",
+        help="the definitions folder's path in the base revision, from the repository root, when a change moved it",
+    )
+    parser.add_argument(
         "--env", action="append", default=[], metavar="ENV", help="only this environment (repeatable; default: all)"
     )
     parser.add_argument("--format", choices=FORMATS, default="text", help="markdown is made for a pull-request comment")
@@ -40,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
     head_label = args.head or WORKING_TREE
     head = _head(root, args.head)
-    base = _base(root, args.base)
+    base = _base(root, args.base, args.base_definitions)
     found = compare(args.base, head_label, base, head, environments(args.env, base, head))
     sys.stdout.write(_render(found, args.format, _rerun(args)))
     return EXIT_CHANGES if args.detailed_exitcode and found.pending else EXIT_OK
@@ -61,9 +66,9 @@ def _validated(folder: Path) -> Rendered:
     return accepted.expand_checked(load(folder))
 
 
-def _base(root: Path, ref: str) -> Rendered:
+def _base(root: Path, ref: str, inside: str | None) -> Rendered:
     """The base only needs to load and expand: it passed validation when it was merged."""
-    with revision.checked_out(root, ref) as folder:
+    with revision.checked_out(root, ref, inside) as folder:
         try:
             return expand_all(load(folder))
         except ObsError as exc:

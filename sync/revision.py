@@ -18,16 +18,18 @@ _LINK_MODE = "120000"
 
 
 @contextmanager
-def checked_out(definitions: Path, ref: str) -> Iterator[Path]:
-    """A temporary folder holding the definition files of `definitions` as committed at `ref`."""
-    prefix = repository_prefix(definitions)
+def checked_out(definitions: Path, ref: str, inside: str | None = None) -> Iterator[Path]:
+    """A temporary folder holding the definition files of `definitions` as committed at `ref`; `inside` is
+    the folder's path in that revision from the repository root, when it has moved since."""
+    prefix = repository_prefix(definitions) if inside is None else _prefix(inside)
     commit = resolve(definitions, ref)
     files = _listed(definitions, commit, prefix)
     if not any(path == f"{prefix}{INVENTORY}" for path, _ in files):
         where = f"{prefix.rstrip('/')}/" if prefix else "the repository root"
         raise ObsError.of(
             f"revision '{ref}' has no {INVENTORY} in {where}",
-            "pick a revision that has the definitions, or point --definitions at the folder that holds them",
+            "pick a revision that has the definitions, or point --definitions at the folder that holds them "
+            "(--base-definitions if the folder has moved since)",
         )
     contents = _blobs(definitions, [blob for _, blob in files])
     with tempfile.TemporaryDirectory(prefix="obs-revision-") as temp:
@@ -45,6 +47,13 @@ def repository_prefix(definitions: Path) -> str:
         raise ObsError.of(f"no definitions folder {definitions}", "point --definitions at an existing folder")
     # Only the newline goes: a folder name may start with a space, and need not be UTF-8 (like ls-tree's paths).
     return _git(definitions, "rev-parse", "--show-prefix").decode(errors="surrogateescape").removesuffix("\n")
+
+
+def _prefix(inside: str) -> str:
+    path = PurePosixPath(inside)
+    if path.is_absolute() or ".." in path.parts:
+        raise ObsError.of(f"'{inside}' is not a folder inside the repository", "give its path from the repository root")
+    return "" if str(path) == "." else f"{path}/"
 
 
 def resolve(definitions: Path, ref: str) -> str:

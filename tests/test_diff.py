@@ -235,6 +235,20 @@ def test_definitions_in_a_subfolder_of_the_repository(
     assert '"create": 6' in out
 
 
+def test_a_moved_definitions_folder_is_found_with_base_definitions(repo: Path, run: Run) -> None:
+    moved = repo / "observability"
+    moved.mkdir()
+    for part in ("queues.yaml", "environments", "monitors", "dashboards"):
+        (repo / part).rename(moved / part)
+    commit(repo, "move the definitions")
+    code, _, err = run(moved, "--base", "HEAD~1")
+    assert code == 1 and "has no queues.yaml in observability/" in err and "--base-definitions" in err
+    code, out, _ = run(moved, "--base", "HEAD~1", "--base-definitions", ".", "--detailed-exitcode")
+    assert code == 0 and out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 134 unchanged.\n")
+    code, _, err = run(moved, "--base", "HEAD~1", "--base-definitions", "../elsewhere")
+    assert code == 1 and "is not a folder inside the repository" in err
+
+
 def test_environments_only_in_one_revision_are_all_creates_or_all_deletes(repo: Path, run: Run) -> None:
     staging = repo / "environments" / "staging.yaml"
     (repo / "environments" / "qa.yaml").write_text(staging.read_text().replace("name: staging", "name: qa"))
