@@ -195,8 +195,10 @@ def _plan(args: argparse.Namespace) -> int:
         plan, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
     else:
         with _connect(args, defs) as dd:
-            plan, against = _live_plan(args, dd, desired)
-            _verbose(args, dd)
+            try:
+                plan, against = _live_plan(args, dd, desired)
+            finally:
+                _verbose(args, dd)
     sys.stdout.write(report.render(plan, args.format, against=against, colour=_colour()))
     return EXIT_CHANGES if args.detailed_exitcode and plan.pending else EXIT_OK
 
@@ -205,24 +207,33 @@ def _sync(args: argparse.Namespace) -> int:
     defs, desired = _desired(args)
     started = time.monotonic()
     with _connect(args, defs) as dd:
-        plan, against = _live_plan(args, dd, desired)
-        skipped = len(plan.pending)
-        if args.no_delete:
-            plan = guard.without_deletes(plan)
-        skipped -= len(plan.pending)
-        sys.stdout.write(report.text(plan, against=against, colour=_colour()))
-        if skipped:
-            print(f"{skipped} deletion{'s' * (skipped != 1)} skipped (--no-delete).")
-        guard.check(plan, desired, allow_mass_delete=args.allow_mass_delete, max_deletes=args.max_deletes)
-        if not plan.pending:
-            print("Nothing to do.")
-            return EXIT_OK
-        run = apply.check if args.dry_run else apply.apply
-        total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
-        outcomes = run(plan, desired, dd, workers=args.concurrency, done=_progress(total, args.env))
-        _verbose(args, dd)
+        try:
+            outcomes = _apply(args, dd, desired)
+        finally:
+            _verbose(args, dd)
+    if outcomes is None:
+        return EXIT_OK
     sys.stdout.write(report.outcomes(outcomes, dry_run=args.dry_run, seconds=time.monotonic() - started))
     return EXIT_ERROR if any(not o.ok for o in outcomes) else EXIT_OK
+
+
+def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -> list[Outcome] | None:
+    """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do."""
+    plan, against = _live_plan(args, dd, desired)
+    skipped = len(plan.pending)
+    if args.no_delete:
+        plan = guard.without_deletes(plan)
+    skipped -= len(plan.pending)
+    sys.stdout.write(report.text(plan, against=against, colour=_colour()))
+    if skipped:
+        print(f"{skipped} deletion{'s' * (skipped != 1)} skipped (--no-delete).")
+    guard.check(plan, desired, allow_mass_delete=args.allow_mass_delete, max_deletes=args.max_deletes)
+    if not plan.pending:
+        print("Nothing to do.")
+        return None
+    run = apply.check if args.dry_run else apply.apply
+    total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
+    return run(plan, desired, dd, workers=args.concurrency, done=_progress(total, args.env))
 
 
 def _connect(args: argparse.Namespace, defs: Definitions) -> closing[Datadog]:

@@ -478,3 +478,11 @@ def test_one_refusal_for_every_write_is_reported_a_few_times_not_once_a_monitor(
     assert text.count("failed: update monitor") == 3
     assert text.count("PUT /api/v1/monitor/{id}: HTTP 403: Forbidden") == 3
     assert "failed: 46 more with the same error" in text and "49 failed" in text
+
+
+def test_verbose_shows_the_calls_even_when_reading_fails(
+    obs: Obs, dd: FakeDatadog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DD_APP_KEY", "not-the-application-key")
+    assert obs("plan", "--env", "prod", "--verbose") == 1
+    assert "could not read the live org" in obs.err and "API calls: 1 (GET /api/v1/dashboard 1)" in obs.err
