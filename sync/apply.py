@@ -47,24 +47,17 @@ def apply(
     desired: Sequence[Resource],
     dd: Datadog,
     *,
+    dry_run: bool = False,
     workers: int = 8,
     done: Callable[[Outcome], None] = lambda outcome: None,
 ) -> list[Outcome]:
+    """Make the changes; a dry run instead puts every monitor to create or update through the API's
+    validate endpoint, and writes nothing."""
     resources = {(r.kind, r.key): r for r in desired}
+    if dry_run:
+        to_check = Plan(plan.env, checked(plan))
+        return _run_phases(to_check, workers, done, lambda change: _validate(dd, change, resources))
     return _run_phases(plan, workers, done, lambda change: _write(dd, change, resources))
-
-
-def check(
-    plan: Plan,
-    desired: Sequence[Resource],
-    dd: Datadog,
-    *,
-    workers: int = 8,
-    done: Callable[[Outcome], None] = lambda outcome: None,
-) -> list[Outcome]:
-    """A dry run: every monitor to create or update goes through the API's validate endpoint; nothing is written."""
-    resources = {(r.kind, r.key): r for r in desired}
-    return _run_phases(Plan(plan.env, checked(plan)), workers, done, lambda change: _validate(dd, change, resources))
 
 
 def checked(plan: Plan) -> tuple[Change, ...]:

@@ -231,9 +231,9 @@ def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -
     if not plan.pending:
         print("Nothing to do.")
         return None
-    run = apply.check if args.dry_run else apply.apply
     total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
-    return run(plan, desired, dd, workers=args.concurrency, done=_progress(total, args.env))
+    progress = _progress(total, args.env)
+    return apply.apply(plan, desired, dd, dry_run=args.dry_run, workers=args.concurrency, done=progress)
 
 
 def _connect(args: argparse.Namespace, defs: Definitions) -> closing[Datadog]:

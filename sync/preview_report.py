@@ -10,6 +10,7 @@ from typing import Any
 from .paging import AudienceChange
 from .plan import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from .preview import Preview
+from .report import change_json
 
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-"}
 ENVIRONMENT_WIDE = "environment-wide"  # resources of no one queue, such as the on-call dashboard
@@ -152,12 +153,7 @@ def _counts(plan: Plan) -> dict[str, int]:
 
 
 def _change_json(change: Change) -> dict[str, Any]:
-    return {
-        "action": change.action,
-        "kind": change.kind,
-        "key": change.key,
-        "title": change.title,
-        "queue": change.queue,
-        "note": change.note,
-        "fields": [{"path": f.path, "old": f.old, "new": f.new} for f in change.fields],
-    }
+    """The plan's form of a change, without the ID a diff of two revisions does not have."""
+    found = change_json(change)
+    del found["id"]
+    return found

@@ -69,13 +69,13 @@ def as_json(plan: Plan, *, against: str) -> str:
         "env": plan.env,
         "against": against,
         "summary": plan.count(),
-        "changes": [_change_json(c) for c in plan.changes],
+        "changes": [change_json(c) for c in plan.changes],
         "unmanaged": [{"kind": o.kind, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def _change_json(change: Change) -> dict[str, Any]:
+def change_json(change: Change) -> dict[str, Any]:
     return {
         "action": change.action,
         "kind": change.kind,

@@ -385,11 +385,12 @@ def test_no_secret_appears_in_any_output(
             assert value not in text
 
 
-def test_a_monitor_whose_type_changed_is_replaced_with_a_warning_that_its_id_changes(obs: Obs, dd: FakeDatadog) -> None:
+def _synced_then_retyped(obs: Obs, dd: FakeDatadog) -> dict[str, Any]:
+    """After a sync, prod/critical/age is a service check (as if made so by hand): obs must replace it."""
     obs("sync", "--env", "prod")
     old_id, old = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
     dd.delete_monitor(old_id)
-    stray = dd.create_monitor(
+    return dd.create_monitor(
         {
             "name": old["name"],
             "type": "service check",
@@ -397,6 +398,10 @@ def test_a_monitor_whose_type_changed_is_replaced_with_a_warning_that_its_id_cha
             "tags": old["tags"],
         }
     )
+
+
+def test_a_monitor_whose_type_changed_is_replaced_with_a_warning_that_its_id_changes(obs: Obs, dd: FakeDatadog) -> None:
+    stray = _synced_then_retyped(obs, dd)
     assert obs("plan", "--env", "prod") == 0
     assert f"~ monitor prod/critical/age (id {stray['id']})" in obs.out
     assert "type cannot change in place: it is deleted and created again, with a new ID" in obs.out
@@ -416,17 +421,7 @@ class _CreatesFailUncommitted(Datadog):
 
 def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs: Obs, dd: FakeDatadog) -> None:
     """The lookup after an ambiguous create must not mistake the monitor being replaced (same key) for the new one."""
-    obs("sync", "--env", "prod")
-    old_id, old = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
-    dd.delete_monitor(old_id)
-    stray = dd.create_monitor(
-        {
-            "name": old["name"],
-            "type": "service check",
-            "query": '"aws.sqs.can_connect".over("*").by("queuename").last(2).count_by_status()',
-            "tags": old["tags"],
-        }
-    )
+    stray = _synced_then_retyped(obs, dd)
     desired = expand(load(obs.definitions), "prod")
     with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
         plan = live.plan(client, "prod", desired)
