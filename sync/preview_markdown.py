@@ -250,8 +250,10 @@ _SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!])")
 
 
 def _text(value: str) -> str:
-    """Plain text that markdown and HTML leave as it is."""
-    return _SPECIAL.sub(r"\\\1", value).replace("&", "&amp;")
+    """Plain text that markdown and HTML leave as it is, on one line, mentioning nobody (an @ in a title
+    would notify the GitHub user of that name)."""
+    escaped = _SPECIAL.sub(r"\\\1", value).replace("&", "&amp;")
+    return " ".join(escaped.split()).replace("@", "&#64;")
 
 
 def _code(value: str) -> str:

@@ -214,3 +214,12 @@ def test_markdown_survives_backticks_pipes_and_html_in_definitions() -> None:
     assert "\\<b\\>x\\</b\\> \\| \\*y\\*" in out
     fenced = "    ````diff\n    @@ -2,3 +2,3 @@\n     ```\n    -code | here\n    +code | there\n     ```\n    ````\n"
     assert fenced in out, "a fence longer than any in the message keeps its HTML and backticks inert"
+
+
+def test_a_title_in_the_comment_mentions_nobody_and_stays_on_one_line() -> None:
+    def monitor(message: str) -> Resource:
+        return Resource(MONITOR, "prod/q/m", {"name": "ask @alice\nor @bob", "message": message}, "prod", "q")
+
+    out = comment(compare("main", "head", {"prod": [monitor("a")]}, {"prod": [monitor("b")]}, ["prod"]), "obs diff")
+    assert "ask &#64;alice or &#64;bob" in out
+    assert "@alice" not in out
