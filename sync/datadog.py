@@ -97,8 +97,6 @@ class Datadog:
         timeout: float = 30.0,
         attempts: int = 5,
         backoff: float = 0.5,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         keys = {"apiKeyAuth": target.api_key, "appKeyAuth": target.app_key}
         config = Configuration(host=target.host, api_key=keys)  # type: ignore[no-untyped-call]
@@ -112,8 +110,7 @@ class Datadog:
         self._client = _Client(config, pool=workers + 2)
         self._monitors = MonitorsApi(self._client)  # type: ignore[no-untyped-call]
         self._dashboards = DashboardsApi(self._client)  # type: ignore[no-untyped-call]
-        self._pacer = Pacer(clock, sleep)
-        self._sleep = sleep
+        self._pacer = Pacer(time.monotonic, time.sleep)
         self._attempts = attempts
         self._backoff = backoff
         self._lock = threading.Lock()
@@ -209,7 +206,7 @@ class Datadog:
 
     def backoff(self, failures: int) -> None:
         """Wait before trying again after the given number of failures, with jitter."""
-        self._sleep(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
+        time.sleep(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
 
     def _call(self, kind: str, verb: str) -> Callable[..., Any]:
         api = self._monitors if kind == MONITOR else self._dashboards
