@@ -7,14 +7,15 @@ tried again, so a lost response never leaves a duplicate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import Any
 
-from . import live
+from . import links, live
 from .datadog import Datadog, RequestFailed
 from .plan import CREATE, DELETE, Change, Plan
-from .resources import DASHBOARD, KEY_TAG_PREFIX, MONITOR, Resource
+from .resources import DASHBOARD, KEY_TAG_PREFIX, MONITOR
 
 _CREATE_ATTEMPTS = 3
 
@@ -44,7 +45,6 @@ def phases(plan: Plan) -> list[list[Change]]:
 
 def apply(
     plan: Plan,
-    desired: Sequence[Resource],
     dd: Datadog,
     *,
     dry_run: bool = False,
@@ -53,11 +53,9 @@ def apply(
 ) -> list[Outcome]:
     """Make the changes; a dry run instead puts every monitor to create or update through the API's
     validate endpoint, and writes nothing."""
-    resources = {(r.kind, r.key): r for r in desired}
     if dry_run:
-        to_check = Plan(plan.env, checked(plan))
-        return _run_phases(to_check, workers, done, lambda change: _validate(dd, change, resources))
-    return _run_phases(plan, workers, done, lambda change: _write(dd, change, resources))
+        return _run_phases(Plan(plan.env, checked(plan)), workers, done, lambda change, ids: _validate(dd, change, ids))
+    return _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids))
 
 
 def checked(plan: Plan) -> tuple[Change, ...]:
@@ -66,17 +64,21 @@ def checked(plan: Plan) -> tuple[Change, ...]:
     return tuple(c for c in plan.pending if c.kind == MONITOR and c.action != DELETE)
 
 
-def _run_phases(
-    plan: Plan, workers: int, done: Callable[[Outcome], None], run: Callable[[Change], Outcome]
-) -> list[Outcome]:
+Run = Callable[[Change, Mapping[str, str]], Outcome]
+
+
+def _run_phases(plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run) -> list[Outcome]:
     outcomes: list[Outcome] = []
+    board_ids: dict[str, str] = {}  # dashboards written in this sync: the links to them get their new IDs
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync")
     try:
         for phase in phases(plan):
-            for future in as_completed([pool.submit(run, change) for change in phase]):
+            for future in as_completed([pool.submit(run, change, dict(board_ids)) for change in phase]):
                 outcome = future.result()
                 done(outcome)
                 outcomes.append(outcome)
+                if outcome.ok and outcome.id and outcome.change.kind == DASHBOARD and outcome.change.action != DELETE:
+                    board_ids[outcome.change.key] = outcome.id
     finally:
         # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -84,17 +86,27 @@ def _run_phases(
     return sorted(outcomes, key=lambda o: order[id(o.change)])
 
 
-def _write(dd: Datadog, change: Change, resources: Mapping[tuple[str, str], Resource]) -> Outcome:
+def _body(change: Change, board_ids: Mapping[str, str]) -> tuple[Mapping[str, Any], str]:
+    """The body to send, with the IDs of dashboards just written; a link to a dashboard whose write
+    failed is left out (never sent as a placeholder), and the next sync puts it in."""
+    assert change.body is not None  # every create and update carries its body
+    body = links.resolve(change.body, board_ids, drop_unresolved=True)
+    missing = links.placeholders(str(change.body.get("message", ""))) - set(board_ids)
+    note = f"sent without its link to dashboard {', '.join(sorted(missing))}, which has no ID yet" if missing else ""
+    return body, note
+
+
+def _write(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
     try:
         if change.action == DELETE:
             dd.delete(change.kind, str(change.id))
             return Outcome(change, change.id)
-        resource = resources[change.kind, change.key]
+        body, linked = _body(change, board_ids)
         if change.action == CREATE:
-            new_id, note = _create(dd, resource)
-            return Outcome(change, new_id, note=note)
+            new_id, note = _create(dd, change, body)
+            return Outcome(change, new_id, note=note or linked)
         if change.replace:
-            new_id, note = _create(dd, resource, replacing=change.id)
+            new_id, note = _create(dd, change, body, replacing=change.id)
             try:
                 dd.delete(change.kind, str(change.id))
             except RequestFailed as exc:
@@ -102,41 +114,41 @@ def _write(dd: Datadog, change: Change, resources: Mapping[tuple[str, str], Reso
                     change, new_id, error=f"created {new_id}, but deleting the old {change.id} failed: {exc}"
                 )
             return Outcome(change, new_id, note=f"replaced: the new ID is {new_id}")
-        dd.update(change.kind, str(change.id), resource.body)
-        return Outcome(change, change.id)
+        dd.update(change.kind, str(change.id), body)
+        return Outcome(change, change.id, note=linked)
     except RequestFailed as exc:
         return Outcome(change, change.id, error=str(exc))
 
 
-def _create(dd: Datadog, resource: Resource, replacing: str | None = None) -> tuple[str, str]:
+def _create(dd: Datadog, change: Change, body: Mapping[str, Any], replacing: str | None = None) -> tuple[str, str]:
     """Create, and after an ambiguous failure look the key up before trying again."""
     for attempt in range(1, _CREATE_ATTEMPTS + 1):
         try:
-            return str(dd.create(resource.kind, resource.body)["id"]), ""
+            return str(dd.create(change.kind, body)["id"]), ""
         except RequestFailed as exc:
             if not exc.ambiguous or attempt == _CREATE_ATTEMPTS:
                 raise
-            found = _find(dd, resource, replacing)
+            found = _find(dd, change, replacing)
             if found is not None:
                 return found, f"the answer to the create was lost ({exc.detail}); found it committed, by key"
             dd.backoff(attempt)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _find(dd: Datadog, resource: Resource, replacing: str | None) -> str | None:
-    if resource.kind == MONITOR:
-        found = [live.monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{resource.key}")]
+def _find(dd: Datadog, change: Change, replacing: str | None) -> str | None:
+    if change.kind == MONITOR:
+        found = [live.monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{change.key}")]
     else:
         found = [live.dashboard(s) for s in dd.dashboard_summaries()]
     # The object being replaced carries the same key: it is not the one we just created.
-    ids = sorted((o.created, o.id) for o in found if o.key == resource.key and o.id != replacing)
+    ids = sorted((o.created, o.id) for o in found if o.key == change.key and o.id != replacing)
     return ids[0][1] if ids else None
 
 
-def _validate(dd: Datadog, change: Change, resources: Mapping[tuple[str, str], Resource]) -> Outcome:
+def _validate(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
     try:
         existing = None if change.replace else change.id  # a replacement is validated as the new monitor it is
-        errors = dd.validate_monitor(resources[change.kind, change.key].body, existing)
+        errors = dd.validate_monitor(_body(change, board_ids)[0], existing)
     except RequestFailed as exc:
         return Outcome(change, change.id, error=str(exc))
     return Outcome(change, change.id, error="; ".join(errors))

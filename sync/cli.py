@@ -12,7 +12,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import NoReturn
 
-from . import accepted, apply, guard, live, preview_cli, report, schema
+from . import accepted, apply, guard, links, live, preview_cli, report, schema
 from .apply import Outcome
 from .datadog import Datadog, RequestFailed, endpoint
 from .definitions import load
@@ -140,6 +140,8 @@ def _render(args: argparse.Namespace) -> int:
     for path, resource in sorted(files.items()):
         path.write_text(json.dumps(resource.body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     print(f"wrote {_count(resources)} to {args.out}")
+    if links.awaited(r.body for r in resources):
+        print(f"note: {links.PLACEHOLDER_NOTE}")
     return EXIT_OK
 
 
@@ -233,7 +235,7 @@ def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -
         return None
     total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
     progress = _progress(total, args.env)
-    return apply.apply(plan, desired, dd, dry_run=args.dry_run, workers=args.concurrency, done=progress)
+    return apply.apply(plan, dd, dry_run=args.dry_run, workers=args.concurrency, done=progress)
 
 
 def _connect(args: argparse.Namespace, defs: Definitions) -> closing[Datadog]:

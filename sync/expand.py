@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from . import tokens
+from . import oncall, tokens
 from .dashboard import dashboard
 from .errors import ObsError
 from .model import Definitions, Environment, Metric, Queue
@@ -28,7 +28,8 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     for queue in placed:
         for topic in queue.topics:
             feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
-    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric, feeds)]
+    boards = oncall.boards(defs, env)
+    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric, feeds, boards)]
     dashboards = [dashboard(env, placed, t) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     resources = sorted([*monitors, *dashboards], key=sort_key)
     for before, after in itertools.pairwise(resources):
@@ -82,7 +83,12 @@ def _check_overrides(defs: Definitions, env: Environment, queue: Queue) -> None:
 
 
 def _monitors(
-    defs: Definitions, env: Environment, placed: PlacedQueue, metric: Metric, feeds: Mapping[str, list[str]]
+    defs: Definitions,
+    env: Environment,
+    placed: PlacedQueue,
+    metric: Metric,
+    feeds: Mapping[str, list[str]],
+    boards: tuple[oncall.Board, ...],
 ) -> list[Resource]:
     queue = placed.queue
     if not applies(defs, metric, queue):
@@ -92,14 +98,16 @@ def _monitors(
         return []
     base_key = f"{env.name}/{queue.name}/{metric.name}"
     if metric.for_each == "queue":
-        return [monitor(env, placed, metric, settings, base_key, None)]
+        return [monitor(env, placed, metric, settings, base_key, None, boards)]
     topics = placed.topics
     if metric.for_each == "topic":
         # A topic's metric is the topic's: one monitor, kept by the first of the queues it feeds (by name).
         topics = tuple(t for t in topics if min(feeds[t.sns_name]) == placed.sqs_name)
     if _uses(settings, "subscription_dlq_name"):
         topics = tuple(t for t in topics if t.subscription_dlq)  # only subscriptions that have a DLQ
-    return [monitor(env, placed, metric, settings, f"{base_key}/{t.name}", (t, feeds[t.sns_name])) for t in topics]
+    return [
+        monitor(env, placed, metric, settings, f"{base_key}/{t.name}", (t, feeds[t.sns_name]), boards) for t in topics
+    ]
 
 
 def _uses(settings: Settings, token: str) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import links
 from .resources import DASHBOARD, KIND_ORDER, MONITOR, Resource, title_of
 
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
@@ -51,6 +52,7 @@ class Change:
     note: str = ""  # why, when the action alone does not say it: a duplicate, an adoption, a replacement
     replace: bool = False  # the change cannot be made in place: delete and create, with a new ID
     duplicate_of: str | None = None  # deletes an exact copy of this live object, which stays
+    body: Mapping[str, Any] | None = None  # what to write, dashboard links resolved to the IDs known now
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,11 @@ class Plan:
     def pending(self) -> tuple[Change, ...]:
         return tuple(c for c in self.changes if c.action != UNCHANGED)
 
+    @property
+    def awaiting(self) -> list[str]:
+        """Dashboards whose IDs pending writes still wait for: the sync fills them in once it knows them."""
+        return links.awaited(c.body for c in self.pending if c.body is not None)
+
 
 def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, adopt: bool = False) -> Plan:
     """Match desired and live by (kind, key) within one environment.
@@ -81,12 +88,10 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
         if obj.key is not None and obj.key.split("/", 1)[0] == env:
             owned.setdefault((obj.kind, obj.key), []).append(obj)
     wanted = {(r.kind, r.key): r for r in desired}
-    changes: list[Change] = []
     current: dict[tuple[str, str], Live] = {}
+    extras: dict[tuple[str, str], list[Live]] = {}
     for (kind, key), twins in owned.items():
-        keep, *extra = sorted(twins, key=lambda o: _keep_first(wanted.get((kind, key)), o))
-        current[kind, key] = keep
-        changes += [_twin(wanted.get((kind, key)), keep, twin, env) for twin in extra]
+        current[kind, key], *extras[kind, key] = sorted(twins, key=lambda o: _keep_first(wanted.get((kind, key)), o))
     by_title = _unmanaged_by_title(desired, live)
     adopted: dict[tuple[str, str], Live] = {}
     if adopt:
@@ -94,17 +99,19 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
             found = by_title.get((resource.kind, resource.title.strip()), [])
             if (resource.kind, resource.key) not in current and len(found) == 1 and _same_type(resource, found[0]):
                 adopted[resource.kind, resource.key] = found.pop()
-    for resource in desired:
-        match = current.pop((resource.kind, resource.key), None) or adopted.get((resource.kind, resource.key))
+    bodies = _linked(wanted, {**current, **adopted})
+    changes = [_twin(bodies.get(at), keep, twin, env) for at, keep in current.items() for twin in extras[at]]
+    for at, resource in wanted.items():
+        match = current.pop(at, None) or adopted.get(at)
         if match is None:
-            changes.append(_change(CREATE, resource))
+            changes.append(_change(CREATE, resource, bodies[at]))
             continue
-        fields = diff(resource.body, match.body)
+        fields = diff(bodies[at], match.body)
         note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
         replace = any(f.path == _FIXED[resource.kind] for f in fields)
         if replace:
             note = f"its {_FIXED[resource.kind]} cannot change in place: it is deleted and created again, with a new ID"
-        changes.append(_change(UPDATE if fields else UNCHANGED, resource, match.id, fields, note, replace))
+        changes.append(_change(UPDATE if fields else UNCHANGED, resource, bodies[at], match.id, fields, note, replace))
     for (kind, key), orphan in current.items():
         changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id))
     changes.sort(key=lambda c: (KIND_ORDER.index(c.kind), c.key, c.id or ""))
@@ -118,16 +125,33 @@ _FIXED = {MONITOR: "type", DASHBOARD: "layout_type"}
 
 def _keep_first(resource: Resource | None, obj: Live) -> tuple[bool, str, str]:
     """Of live objects with one key, keep one whose type can be updated in place, then the oldest."""
+    return not _fits(resource, obj), obj.created, obj.id.zfill(20)
+
+
+def _fits(resource: Resource | None, obj: Live) -> bool:
+    """Whether the live object can become the resource in place (its type or layout is the same)."""
     fixed = _FIXED[obj.kind]
-    unfit = resource is not None and _normal(resource.body.get(fixed), fixed) != _normal(obj.body.get(fixed), fixed)
-    return unfit, obj.created, obj.id.zfill(20)
+    return resource is None or _normal(resource.body.get(fixed), fixed) == _normal(obj.body.get(fixed), fixed)
 
 
-def _twin(resource: Resource | None, keep: Live, twin: Live, env: str) -> Change:
+def _linked(
+    wanted: Mapping[tuple[str, str], Resource], matched: Mapping[tuple[str, str], Live]
+) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """Desired bodies with the IDs of the dashboards that keep theirs put into monitor messages; a dashboard
+    to be created or replaced has no ID yet, and its placeholder stays until the sync has written it."""
+    ids = {
+        key: obj.id
+        for (kind, key), obj in matched.items()
+        if kind == DASHBOARD and (kind, key) in wanted and _fits(wanted[kind, key], obj)
+    }
+    return {at: links.resolve(r.body, ids) if r.kind == MONITOR else r.body for at, r in wanted.items()}
+
+
+def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> Change:
     """A second live object with a key. An exact copy (a create retried after its answer was lost) is a
     duplicate; one that differs may be a person's copy, so its deletion counts as an orphan's."""
     title = title_of(twin.body)
-    if resource is not None and not diff(resource.body, twin.body):
+    if body is not None and not diff(body, twin.body):
         note = f"duplicate of {twin.kind} {keep.id}, which is kept"
         return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, duplicate_of=keep.id)
     note = f"a second {twin.kind} with this key, kept {keep.id} instead (a copy made by hand?)"
@@ -152,6 +176,7 @@ def _same_type(resource: Resource, obj: Live) -> bool:
 def _change(
     action: str,
     resource: Resource,
+    body: Mapping[str, Any],
     live_id: str | None = None,
     fields: tuple[FieldChange, ...] = (),
     note: str = "",
@@ -168,6 +193,7 @@ def _change(
         fields,
         note,
         replace,
+        body=body,
     )
 
 

@@ -9,10 +9,11 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from . import links
 from .errors import ObsError
 from .paging import AudienceChange, audience_changes
 from .plan import ACTIONS, CREATE, DELETE, UPDATE, Change, FieldChange, Live, Plan, diff, make_plan
-from .resources import Resource
+from .resources import DASHBOARD, Resource
 from .source import undotted
 
 Rendered = Mapping[str, Sequence[Resource]]  # environment -> its desired resources
@@ -56,7 +57,10 @@ def compare(base_label: str, head_label: str, base: Rendered, head: Rendered, en
 
 
 def _plan(env: str, base: Sequence[Resource], head: Sequence[Resource]) -> Plan:
-    live = [Live(r.kind, "", r.key, r.body) for r in base]
+    # Neither side has live IDs: a dashboard keeps its placeholder, so links to it compare equal.
+    live = [
+        Live(r.kind, links.dashboard_placeholder(r.key) if r.kind == DASHBOARD else "", r.key, r.body) for r in base
+    ]
     plan = make_plan(env, head, live)
     was = {(r.kind, r.key): r for r in base}
     now = {(r.kind, r.key): r for r in head}

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from . import links
 from .paging import AudienceChange
 from .plan import ACTIONS, UPDATE, Change, Plan
 from .preview import WORKING_TREE, Preview
@@ -155,6 +156,8 @@ def _header(preview: Preview) -> str:
         lines.append(f"| {_cell(_code(plan.env))} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
     if len(preview.plans) > 1:
         lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in ACTIONS)} |")
+    if any(plan.awaiting for plan in preview.plans):
+        lines += ["", f"> {links.PLACEHOLDER_NOTE}"]
     return "\n".join(lines) + "\n\n"
 
 

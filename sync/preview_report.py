@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import links
 from .paging import AudienceChange
 from .plan import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from .preview import Preview
@@ -116,6 +117,8 @@ def text(preview: Preview) -> str:
                 for field in change.fields:
                     lines.append(f"      {field.path}: {change_of(field)}")
                     lines += [f"        {line}" for line in line_diff(field)]
+    if any(plan.awaiting for plan in preview.plans):
+        lines += ["", f"Note: {links.PLACEHOLDER_NOTE}"]
     lines += ["", f"Diff: {summary(preview.totals())}."]
     return "\n".join(lines) + "\n"
 

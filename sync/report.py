@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from . import links
 from .apply import Outcome
 from .plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from .resources import title_of
@@ -42,6 +43,8 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
         lines.append(
             f"? {obj.kind} {obj.id}  {title_of(obj.body)}: not managed by obs, left alone (--adopt takes it over)"
         )
+    if plan.awaiting:
+        lines.append(f"Note: {links.PLACEHOLDER_NOTE}")
     lines.append(f"Plan: {summary(plan)}.")
     return "\n".join(lines) + "\n"
 
@@ -61,6 +64,8 @@ def markdown(plan: Plan, *, against: str) -> str:
         note = f" ({change.note})" if change.note else ""
         lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}{note}")
         lines += [f"  - `{f.path}`: `{old}` → `{new}`" for f in change.fields for old, new in [_shown(f)]]
+    if plan.awaiting:
+        lines += ["", f"> {links.PLACEHOLDER_NOTE}"]
     return "\n".join(lines) + "\n"
 
 
@@ -71,6 +76,7 @@ def as_json(plan: Plan, *, against: str) -> str:
         "summary": plan.count(),
         "changes": [change_json(c) for c in plan.changes],
         "unmanaged": [{"kind": o.kind, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
+        "awaiting_dashboard_ids": plan.awaiting,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 

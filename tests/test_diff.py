@@ -357,7 +357,7 @@ def test_many_changes_fit_one_comment_and_say_what_was_left_out() -> None:
     assert size(comment) <= BUDGET < LIMIT
     assert "| `prod` | 0 | 508 | 0 | 1 |" in comment
     assert (
-        "Left out to fit a pull-request comment: the 481 field changes of 433 updated resources; "
-        "the line diffs of 8 text fields." in comment
+        "Left out to fit a pull-request comment: the 491 field changes of 442 updated resources; "
+        "the line diffs of 7 text fields." in comment
     )
     assert "`obs diff --base HEAD --env prod --format text` shows everything" in comment

@@ -291,7 +291,7 @@ def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeData
         plan = live.plan(client, "prod", desired)
         gone = next(c for c in plan.pending if c.key == "prod/critical/age")
         dd.delete_monitor(int(str(gone.id)))  # deleted by hand between the plan and the sync
-        outcomes = apply.apply(plan, desired, client)
+        outcomes = apply.apply(plan, client)
     failed = [o for o in outcomes if not o.ok]
     assert [o.change.key for o in failed] == ["prod/critical/age"]
     assert "HTTP 404: Monitor not found" in failed[0].error
@@ -425,7 +425,7 @@ def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs:
     desired = expand(load(obs.definitions), "prod")
     with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
         plan = live.plan(client, "prod", desired)
-        (outcome,) = apply.apply(plan, desired, client)
+        (outcome,) = apply.apply(plan, client)
     assert not outcome.ok and "502" in outcome.error
     assert stray["id"] in dd.monitors
 
@@ -468,7 +468,7 @@ def test_one_refusal_for_every_write_is_reported_a_few_times_not_once_a_monitor(
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as reader:
         plan = live.plan(reader, "prod", desired)
     with closing(Datadog(Endpoint(dd.url, dd.api_key, "an-application-key-without-rights"))) as writer:
-        outcomes = apply.apply(plan, desired, writer)
+        outcomes = apply.apply(plan, writer)
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
     assert text.count("failed: update monitor") == 3
     assert text.count("PUT /api/v1/monitor/{id}: HTTP 403: Forbidden") == 3

@@ -1,0 +1,152 @@
+"""Pure: the links that take the person on call to the right place, for every Datadog site and AWS region.
+
+A dashboard's ID exists only once the dashboard does, so expansion writes a placeholder in its place;
+the plan and the sync put in the live ID (dashboards are written before the monitors that link to them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote, urlencode
+
+# The app host is not always app.<site> (docs.datadoghq.com/getting_started/site); the API host always is api.<site>.
+APP_HOSTS = {
+    "datadoghq.com": "https://app.datadoghq.com",
+    "us3.datadoghq.com": "https://us3.datadoghq.com",
+    "us5.datadoghq.com": "https://us5.datadoghq.com",
+    "datadoghq.eu": "https://app.datadoghq.eu",
+    "ddog-gov.com": "https://app.ddog-gov.com",
+    "us2.ddog-gov.com": "https://us2.ddog-gov.com",
+    "ap1.datadoghq.com": "https://ap1.datadoghq.com",
+    "ap2.datadoghq.com": "https://ap2.datadoghq.com",
+    "uk1.datadoghq.com": "https://uk1.datadoghq.com",
+}
+
+PLACEHOLDER = "${dashboard_id:%s}"
+_PLACEHOLDER = re.compile(r"\$\{dashboard_id:([^}]+)\}")
+PLACEHOLDER_NOTE = (
+    "Monitor messages link to dashboards by ID; where the ID is not known yet they show ${dashboard_id:KEY}, "
+    "which obs sync replaces with the live dashboard's ID."
+)
+
+# The Logs Insights query a delivery-failure link opens: the newest failures first, with their cause.
+FAILURE_QUERY = (
+    "fields @timestamp, notification.messageId, delivery.destination, delivery.statusCode, "
+    "delivery.providerResponse\n| sort @timestamp desc\n| limit 100"
+)
+TRACE_SINCE_SECONDS = 7200
+
+
+def app(site: str) -> str:
+    return APP_HOSTS[site]
+
+
+def monitor(site: str, monitor_id: str) -> str:
+    return f"{app(site)}/monitors/{monitor_id}"
+
+
+def monitor_search(site: str, tags: Mapping[str, str]) -> str:
+    """The monitor manager filtered to monitors carrying every tag."""
+    query = " ".join(f'tag:"{key}:{value}"' for key, value in tags.items())
+    return f"{app(site)}/monitors/manage?{urlencode({'q': query}, quote_via=quote)}"
+
+
+def dashboard(site: str, dashboard_id: str, variables: Mapping[str, str]) -> str:
+    """A dashboard with its template variables preset (`tpl_var_<name>=<value>`)."""
+    url = f"{app(site)}/dashboard/{dashboard_id}"
+    query = urlencode({f"tpl_var_{name}": value for name, value in variables.items()}, quote_via=quote)
+    return f"{url}?{query}" if query else url
+
+
+def dashboard_placeholder(key: str) -> str:
+    return PLACEHOLDER % key
+
+
+def console(region: str) -> str:
+    """The AWS console host that serves a region: GovCloud and China have consoles of their own."""
+    if region.startswith("us-gov-"):
+        return "https://console.amazonaws-us-gov.com"
+    if region.startswith("cn-"):
+        return "https://console.amazonaws.cn"
+    return f"https://{region}.console.aws.amazon.com"
+
+
+def _aws_domain(region: str) -> str:
+    return "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+
+
+def sqs_queue(region: str, account_id: str, name: str) -> str:
+    queue_url = f"https://sqs.{region}.{_aws_domain(region)}/{account_id}/{name}"
+    return f"{console(region)}/sqs/v3/home?region={region}#/queues/{quote(queue_url, safe='')}"
+
+
+def ecs_service(region: str, cluster: str, service: str) -> str:
+    path = f"/ecs/v2/clusters/{quote(cluster, safe='')}/services/{quote(service, safe='')}/health"
+    return f"{console(region)}{path}?region={region}"
+
+
+def sns_topic(region: str, arn: str) -> str:
+    return f"{console(region)}/sns/v3/home?region={region}#/topic/{arn}"
+
+
+def failure_log_group(region: str, account_id: str, topic_name: str) -> str:
+    """Where SNS writes the delivery status of the messages it failed to deliver from a topic."""
+    return f"sns/{region}/{account_id}/{topic_name}/Failure"
+
+
+def logs_insights(region: str, log_group: str, query: str, since_seconds: int) -> str:
+    """A Logs Insights page with the query, the log group and a relative time range filled in.
+
+    The console reads its state from the fragment in its own encoding: a JSURL-like object whose strings
+    are URI-encoded with % written as *, the whole escaped, prefixed, URI-encoded again, % written as $.
+    """
+    detail = "~" + _jsurl(
+        {
+            "end": 0,
+            "start": -since_seconds,
+            "timeType": "RELATIVE",
+            "unit": "seconds",
+            "editorString": query,
+            "isLiveTail": False,
+            "source": [log_group],
+        }
+    )
+    escaped = "".join(c if c.isalnum() or c in "@*_+-./" else f"%{ord(c):02X}" for c in detail)  # JS escape()
+    fragment = quote("?queryDetail=" + escaped, safe="-_.!~*'()").replace("%", "$")
+    return f"{console(region)}/cloudwatch/home?region={region}#logsV2:logs-insights{fragment}"
+
+
+def _jsurl(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return "'" + quote(value, safe="-_.!~*'()").replace("%", "*")
+    if isinstance(value, list):
+        return "(" + "".join(f"~{_jsurl(item)}" for item in value) + ")"
+    return "(" + "~".join(f"{key}~{_jsurl(item)}" for key, item in value.items()) + ")"
+
+
+def placeholders(text: str) -> set[str]:
+    """The dashboard keys whose IDs a text still waits for."""
+    return set(_PLACEHOLDER.findall(text))
+
+
+def awaited(bodies: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The dashboard keys whose IDs monitor messages among these bodies wait for."""
+    return sorted(set().union(*(placeholders(str(body.get("message", ""))) for body in bodies)))
+
+
+def resolve(body: Mapping[str, Any], ids: Mapping[str, str], *, drop_unresolved: bool = False) -> Mapping[str, Any]:
+    """A monitor body with dashboard IDs put into its message. With `drop_unresolved`, a line whose
+    dashboard has no ID (its create failed) is left out rather than sent with a placeholder."""
+    message = body.get("message")
+    if not isinstance(message, str) or "${dashboard_id:" not in message:
+        return body
+    resolved = _PLACEHOLDER.sub(lambda m: ids.get(m.group(1), m.group(0)), message)
+    if drop_unresolved:
+        resolved = "\n".join(line for line in resolved.split("\n") if not placeholders(line))
+    return {**body, "message": resolved}

@@ -1,0 +1,98 @@
+"""Pure: where the person on call looks for one queue: its dashboard preset to it, runbook and AWS consoles.
+
+The same links end every monitor's message and make up `obs links`, so a page and the command agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from . import links
+from .model import Definitions, Environment
+from .naming import PlacedQueue, PlacedTopic
+
+# Template variables obs presets, when a dashboard declares them, from the queue (or topic) alerting.
+PRESET_VARIABLES = ("queue", "dlq", "service", "topic")
+
+
+@dataclass(frozen=True)
+class Board:
+    """A dashboard of the environment that monitor messages link to."""
+
+    key: str
+    name: str
+    variables: tuple[str, ...]  # the template variables it declares
+
+
+@dataclass(frozen=True)
+class Link:
+    label: str
+    url: str  # a URL, or with `command` a command line to run
+    command: bool = False
+
+
+def boards(defs: Definitions, env: Environment) -> tuple[Board, ...]:
+    return tuple(
+        Board(
+            key=f"{env.name}/{template.name}",
+            name=template.name,
+            variables=tuple(str(v.get("name")) for v in template.body.get("template_variables") or ()),
+        )
+        for template in defs.dashboards
+        if env.dashboards.get(template.name, True)
+    )
+
+
+def queue_links(
+    env: Environment,
+    placed: PlacedQueue,
+    on: tuple[Board, ...],
+    ids: Mapping[str, str],
+    topics: tuple[PlacedTopic, ...] = (),
+) -> list[Link]:
+    """Runbook, dashboards, the queue, its DLQ and worker service; with `topics`, each topic's console,
+    failure log and `obs trace` command. A dashboard without a known ID gets a placeholder."""
+    region, account = env.region, env.account_id
+    found = [Link("Runbook", placed.queue.runbook)]
+    for board in on:
+        variables = _preset(placed, topics, board)
+        label = "Dashboard" if len(on) == 1 else f"Dashboard {board.name}"
+        board_id = ids.get(board.key, links.dashboard_placeholder(board.key))
+        found.append(Link(label, links.dashboard(env.site, board_id, variables)))
+    found.append(Link("SQS queue", links.sqs_queue(region, account, placed.sqs_name)))
+    if placed.dlq_sqs_name:
+        found.append(Link("DLQ", links.sqs_queue(region, account, placed.dlq_sqs_name)))
+    if placed.cluster and placed.service:
+        found.append(Link("ECS service", links.ecs_service(region, placed.cluster, placed.service)))
+    for topic in topics:
+        about = f" {topic.sns_name}" if len(topics) > 1 else ""
+        group = links.failure_log_group(region, account, topic.sns_name)
+        found += [
+            Link(f"SNS topic{about}", links.sns_topic(region, topic.arn)),
+            Link(
+                f"Failed deliveries{about} (Logs Insights)",
+                links.logs_insights(region, group, links.FAILURE_QUERY, links.TRACE_SINCE_SECONDS),
+            ),
+            Link(f"Which messages failed{about}", trace_command(env.name, topic), command=True),
+        ]
+        if topic.subscription_dlq:
+            found.append(Link(f"Subscription DLQ{about}", links.sqs_queue(region, account, topic.subscription_dlq)))
+    return found
+
+
+def trace_command(env: str, topic: PlacedTopic) -> str:
+    """The command naming the failed messages and their cause; it also shows those parked in a subscription DLQ."""
+    peek = " --peek-dlq" if topic.subscription_dlq else ""
+    return f"obs trace --env {env} --topic {topic.sns_name} --since {links.TRACE_SINCE_SECONDS // 3600}h{peek}"
+
+
+def _preset(placed: PlacedQueue, topics: tuple[PlacedTopic, ...], board: Board) -> dict[str, str]:
+    one_topic = topics or placed.topics
+    values = {
+        "queue": placed.sqs_name,
+        "dlq": placed.dlq_sqs_name,
+        "service": placed.service,
+        "topic": one_topic[0].sns_name if len(one_topic) == 1 else None,
+    }
+    return {name: value for name, value in values.items() if value and name in board.variables}
