@@ -12,14 +12,14 @@ from contextlib import closing
 from pathlib import Path
 from typing import NoReturn
 
-from . import accepted, apply, guard, links, live, preview_cli, report, schema
+from . import accepted, apply, guard, links, live, oncall, oncall_report, preview_cli, report, schema
 from .apply import Outcome
 from .datadog import Datadog, RequestFailed, endpoint
 from .definitions import load
 from .errors import ObsError
 from .expand import expand
 from .model import Definitions
-from .plan import Plan, make_plan
+from .plan import DELETE, Plan, make_plan
 from .resources import Resource
 from .trace import cli as trace_cli
 
@@ -103,6 +103,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     _live_options(sync)
     sync.set_defaults(handler=_sync)
+
+    links_ = commands.add_parser(
+        "links", help="print where to look for each queue: dashboard, monitors, runbook, AWS consoles"
+    )
+    links_.add_argument("--env", required=True, help="the environment")
+    links_.add_argument("--queue", metavar="NAME", help="only this queue (its logical name)")
+    links_.add_argument("--format", choices=oncall_report.FORMATS, default="text")
+    links_.add_argument("--offline", action="store_true", help="without credentials: dashboard IDs as placeholders")
+    links_.add_argument(
+        "--timeout", type=_positive_seconds, default=30.0, metavar="SECONDS", help="per request (default 30)"
+    )
+    links_.add_argument("--verbose", action="store_true", help="report API calls on stderr")
+    links_.set_defaults(handler=_links, adopt=False)
 
     schemas = commands.add_parser("schemas", help="write the JSON Schemas of the definition files, for editors")
     schemas.add_argument("--out", required=True, type=Path, metavar="DIR")
@@ -236,6 +249,23 @@ def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -
     total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
     progress = _progress(total, args.env)
     return apply.apply(plan, dd, dry_run=args.dry_run, workers=args.concurrency, done=progress)
+
+
+def _links(args: argparse.Namespace) -> int:
+    defs, desired = _desired(args)
+    ids: dict[tuple[str, str], str] = {}
+    source = "nowhere (offline): dashboard links hold placeholders, monitors have no page yet"
+    if not args.offline:
+        with _connect(args, defs) as dd:
+            try:
+                plan, source = _live_plan(args, dd, desired)
+            finally:
+                _verbose(args, dd)
+        # The objects a sync keeps; duplicates and orphans it would delete are not worth a link.
+        ids = {(c.kind, c.key): c.id for c in plan.changes if c.id and c.action != DELETE}
+    sheet = oncall.sheet(defs, args.env, desired, ids, args.queue)
+    sys.stdout.write(oncall_report.render(sheet, args.format, source=source, offline=args.offline))
+    return EXIT_OK
 
 
 def _connect(args: argparse.Namespace, defs: Definitions) -> closing[Datadog]:

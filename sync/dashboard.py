@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import tokens
+from . import links, tokens
 from .model import DashboardTemplate, Environment
 from .naming import PlacedQueue
 from .resources import DASHBOARD, Resource, dashboard_marker
@@ -37,7 +37,12 @@ def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict
         for q in placed
         if q.queue.slo_seconds is not None
     ]
-    runbooks = "\n".join(f"- **{q.name}** ({q.sqs_name}): [runbook]({q.queue.runbook})" for q in placed)
+    runbooks = "\n".join(
+        f"- **{q.name}** ({q.sqs_name}): [runbook]({q.queue.runbook})"
+        f" · [monitors]({links.monitor_search(env.site, {'env': env.name, 'queue': q.name})})"
+        f" · [SQS]({links.sqs_queue(env.region, env.account_id, q.sqs_name)})"
+        for q in placed
+    )
     return {
         "env": env.name,
         "region": env.region,

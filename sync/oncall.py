@@ -5,12 +5,14 @@ The same links end every monitor's message and make up `obs links`, so a page an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from . import links
+from .errors import ObsError
 from .model import Definitions, Environment
-from .naming import PlacedQueue, PlacedTopic
+from .naming import PlacedQueue, PlacedTopic, placed_queues
+from .resources import DASHBOARD, MONITOR, Resource
 
 # Template variables obs presets, when a dashboard declares them, from the queue (or topic) alerting.
 PRESET_VARIABLES = ("queue", "dlq", "service", "topic")
@@ -96,3 +98,78 @@ def _preset(placed: PlacedQueue, topics: tuple[PlacedTopic, ...], board: Board) 
         "topic": one_topic[0].sns_name if len(one_topic) == 1 else None,
     }
     return {name: value for name, value in values.items() if value and name in board.variables}
+
+
+@dataclass(frozen=True)
+class Page:
+    """A monitor or dashboard and its page in Datadog; `url` is None while it does not exist yet."""
+
+    key: str
+    title: str
+    id: str | None
+    url: str | None
+
+
+@dataclass(frozen=True)
+class QueueSheet:
+    name: str
+    cls: str
+    owner: str
+    links: tuple[Link, ...]
+    monitors: tuple[Page, ...]
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """Every link of an environment (or one queue of it): what `obs links` prints."""
+
+    env: str
+    app: str
+    dashboards: tuple[Page, ...]
+    queues: tuple[QueueSheet, ...]
+
+
+def sheet(
+    defs: Definitions,
+    env_name: str,
+    desired: Sequence[Resource],
+    ids: Mapping[tuple[str, str], str],
+    queue: str | None = None,
+) -> Sheet:
+    """The links of the environment's queues, with the live IDs in `ids` (by kind and key)."""
+    env = defs.environment(env_name)
+    placed = placed_queues(defs, env_name)
+    if queue is not None:
+        placed = tuple(q for q in placed if q.name == queue)
+        if not placed:
+            known = ", ".join(q.name for q in placed_queues(defs, env_name))
+            raise ObsError.of(f"no queue '{queue}' in {env_name}", f"use one of: {known}")
+    board_ids = {key: found for (kind, key), found in ids.items() if kind == DASHBOARD}
+    on = boards(defs, env)
+
+    def page(resource: Resource) -> Page:
+        found = ids.get((resource.kind, resource.key))
+        url = None
+        if found is not None:
+            url = links.monitor(env.site, found) if resource.kind == MONITOR else links.dashboard(env.site, found, {})
+        return Page(resource.key, resource.title, found, url)
+
+    monitors: dict[str | None, list[Page]] = {}
+    for resource in desired:
+        if resource.kind == MONITOR:
+            monitors.setdefault(resource.queue, []).append(page(resource))
+    queues = tuple(
+        QueueSheet(
+            name=q.name,
+            cls=q.queue.cls,
+            owner=q.queue.owner,
+            links=(
+                *queue_links(env, q, on, board_ids, q.topics),
+                Link("Its monitors", links.monitor_search(env.site, {"env": env.name, "queue": q.name})),
+            ),
+            monitors=tuple(monitors.get(q.name, ())),
+        )
+        for q in placed
+    )
+    dashboards = tuple(page(r) for r in desired if r.kind == DASHBOARD)
+    return Sheet(env=env.name, app=links.app(env.site), dashboards=dashboards, queues=queues)

@@ -1,15 +1,21 @@
-"""Shared fixtures: the shipped example definitions, copies of it to break, and golden files."""
+"""Shared fixtures: the shipped example definitions, copies of it to break, golden files, and the CLI run
+against the fake Datadog."""
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sync.cli import main
 from sync.definitions import load
 from sync.model import Definitions
+
+from .fakedd import FakeDatadog
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFINITION_PARTS = ("queues.yaml", "environments", "monitors", "dashboards")
@@ -55,3 +61,37 @@ def golden(request: pytest.FixtureRequest) -> Golden:
         assert text == path.read_text(), f"{name} differs from its golden file (pytest --update-golden)"
 
     return check
+
+
+@pytest.fixture
+def dd(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDatadog]:
+    with FakeDatadog() as fake:
+        monkeypatch.setenv("DD_API_KEY", fake.api_key)
+        monkeypatch.setenv("DD_APP_KEY", fake.app_key)
+        monkeypatch.setenv("DD_HOST", fake.url)
+        monkeypatch.delenv("DD_SITE", raising=False)
+        yield fake
+
+
+class Obs:
+    """Runs the CLI on one definitions folder and keeps what it printed."""
+
+    def __init__(self, definitions: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.definitions = definitions
+        self.capsys = capsys
+        self.out = self.err = ""
+
+    def __call__(self, *argv: str) -> int:
+        code = main(["--definitions", str(self.definitions), *argv])
+        self.out, self.err = self.capsys.readouterr()
+        return code
+
+    def plan(self, env: str = "prod") -> dict[str, Any]:
+        assert self("plan", "--env", env, "--format", "json") == 0, self.err
+        plan: dict[str, Any] = json.loads(self.out)
+        return plan
+
+
+@pytest.fixture
+def obs(example_copy: Path, capsys: pytest.CaptureFixture[str]) -> Obs:
+    return Obs(example_copy, capsys)

@@ -6,7 +6,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -14,49 +14,15 @@ from typing import Any
 import pytest
 
 from sync import apply, live, report
-from sync.cli import main
 from sync.datadog import Datadog, Endpoint, RequestFailed, endpoint
 from sync.definitions import load
 from sync.expand import expand
 from sync.model import Definitions
 
+from .conftest import Obs
 from .fakedd import FakeDatadog
 
 KEY = re.compile(r"^obs-key:(.+)$")
-
-
-@pytest.fixture
-def dd(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDatadog]:
-    with FakeDatadog() as fake:
-        monkeypatch.setenv("DD_API_KEY", fake.api_key)
-        monkeypatch.setenv("DD_APP_KEY", fake.app_key)
-        monkeypatch.setenv("DD_HOST", fake.url)
-        monkeypatch.delenv("DD_SITE", raising=False)
-        yield fake
-
-
-class Obs:
-    """Runs the CLI on one definitions folder and keeps what it printed."""
-
-    def __init__(self, definitions: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        self.definitions = definitions
-        self.capsys = capsys
-        self.out = self.err = ""
-
-    def __call__(self, *argv: str) -> int:
-        code = main(["--definitions", str(self.definitions), *argv])
-        self.out, self.err = self.capsys.readouterr()
-        return code
-
-    def plan(self, env: str = "prod") -> dict[str, Any]:
-        assert self("plan", "--env", env, "--format", "json") == 0, self.err
-        plan: dict[str, Any] = json.loads(self.out)
-        return plan
-
-
-@pytest.fixture
-def obs(example_copy: Path, capsys: pytest.CaptureFixture[str]) -> Obs:
-    return Obs(example_copy, capsys)
 
 
 def keys(dd: FakeDatadog) -> Counter[str]:
