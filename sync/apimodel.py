@@ -59,9 +59,23 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
                 checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
         else:
-            result = located(resource.kind, resource.body)
+            result = located(resource.kind, _shortened(resource.body))
         found += [(resource, problem) for problem in result]
     return found
+
+
+_LONGEST, _MOST = 1000, 501  # above every max_length and max_items the models check
+
+
+def _shortened(value: Any) -> Any:
+    """The body with long text and lists cut: the client tries to parse every string as a date, and a
+    fleet's runbook note runs to hundreds of kilobytes, its template variables to thousands of values.
+    Past these lengths nothing is checked but the types, which the part kept shows."""
+    if isinstance(value, dict):
+        return {k: _shortened(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shortened(v) for v in value[:_MOST]]
+    return value[:_LONGEST] if isinstance(value, str) else value
 
 
 def _shape(value: Any, key: str = "") -> Any:

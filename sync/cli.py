@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_validate)
 
     render = commands.add_parser("render", help="write each resource's exact API request body as JSON")
-    render.add_argument("--env", required=True, help="the environment to render")
+    render.add_argument("--env", help="the environment to render (default: every one, each to DIR/<env>)")
     render.add_argument("--out", required=True, type=Path, metavar="DIR", help="writes DIR/monitors and DIR/dashboards")
     render.set_defaults(handler=_render)
 
@@ -142,20 +142,27 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     defs = _load(args)
-    resources = expand(defs, args.env)
-    accepted.check(defs, resources)
-    files = {args.out / f"{r.kind}s" / f"{r.key.replace('/', '.')}.json": r for r in resources}
-    for folder in {path.parent for path in files} | {args.out / "monitors", args.out / "dashboards"}:
+    envs = [args.env] if args.env else [env.name for env in defs.environments]
+    rendered = {env: expand(defs, env) for env in envs}
+    accepted.check(defs, [r for resources in rendered.values() for r in resources])  # all or nothing is written
+    for env, resources in rendered.items():
+        out = args.out if args.env else args.out / env
+        _write_bodies(out, resources)
+        print(f"wrote {_count(resources)} to {out}")
+    if links.awaited(r.body for resources in rendered.values() for r in resources):
+        print(f"note: {links.PLACEHOLDER_NOTE}")
+    return EXIT_OK
+
+
+def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
+    files = {out / f"{r.kind}s" / f"{r.key.replace('/', '.')}.json": r for r in resources}
+    for folder in {path.parent for path in files} | {out / "monitors", out / "dashboards"}:
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*.json"):  # a removed resource must not linger in the output
             if stale not in files:
                 stale.unlink()
-    for path, resource in sorted(files.items()):
+    for path, resource in files.items():  # resources come sorted by kind and key
         path.write_text(json.dumps(resource.body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    print(f"wrote {_count(resources)} to {args.out}")
-    if links.awaited(r.body for r in resources):
-        print(f"note: {links.PLACEHOLDER_NOTE}")
-    return EXIT_OK
 
 
 def _schemas(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import oncall, tokens
@@ -11,10 +12,10 @@ from .dashboard import dashboard
 from .errors import ObsError
 from .model import Definitions, Environment, Metric, Queue
 from .monitor import monitor
-from .naming import PlacedQueue, placed_queues
+from .naming import PlacedQueue, PlacedTopic, placed_queues
 from .references import base_features, class_features
 from .resources import Resource, sort_key
-from .settings import Settings, settings_for
+from .settings import Settings, Shared, settings_for
 from .source import KeyPath, Source
 
 
@@ -28,8 +29,8 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     for queue in placed:
         for topic in queue.topics:
             feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
-    boards = oncall.boards(defs, env)
-    monitors = [m for q in placed for metric in defs.metrics for m in _monitors(defs, env, q, metric, feeds, boards)]
+    expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env))
+    monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
     dashboards = [dashboard(env, placed, t) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     resources = sorted([*monitors, *dashboards], key=sort_key)
     for before, after in itertools.pairwise(resources):
@@ -82,32 +83,52 @@ def _check_overrides(defs: Definitions, env: Environment, queue: Queue) -> None:
                 )
 
 
-def _monitors(
-    defs: Definitions,
-    env: Environment,
-    placed: PlacedQueue,
-    metric: Metric,
-    feeds: Mapping[str, list[str]],
-    boards: tuple[oncall.Board, ...],
-) -> list[Resource]:
-    queue = placed.queue
-    if not applies(defs, metric, queue):
-        return []
-    settings = settings_for(defs, env, queue, metric)
-    if not settings["enabled"]:
-        return []
-    base_key = f"{env.name}/{queue.name}/{metric.name}"
-    if metric.for_each == "queue":
-        return [monitor(env, placed, metric, settings, base_key, None, boards)]
-    topics = placed.topics
-    if metric.for_each == "topic":
-        # A topic's metric is the topic's: one monitor, kept by the first of the queues it feeds (by name).
-        topics = tuple(t for t in topics if min(feeds[t.sns_name]) == placed.sqs_name)
-    if _uses(settings, "subscription_dlq_name"):
-        topics = tuple(t for t in topics if t.subscription_dlq)  # only subscriptions that have a DLQ
-    return [
-        monitor(env, placed, metric, settings, f"{base_key}/{t.name}", (t, feeds[t.sns_name]), boards) for t in topics
-    ]
+@dataclass
+class _Expansion:
+    """One environment's expansion, with what its monitors share worked out once."""
+
+    defs: Definitions
+    env: Environment
+    feeds: Mapping[str, list[str]]  # topic -> the queues it feeds here
+    boards: tuple[oncall.Board, ...]
+    shared: Shared = field(default_factory=dict)
+    _links: dict[tuple[str, str | None], tuple[str, ...]] = field(default_factory=dict)
+
+    def monitors(self, placed: PlacedQueue, metric: Metric) -> list[Resource]:
+        env, queue = self.env, placed.queue
+        if not applies(self.defs, metric, queue):
+            return []
+        settings = settings_for(self.defs, env, queue, metric, self.shared)
+        if not settings["enabled"]:
+            return []
+        base_key = f"{env.name}/{queue.name}/{metric.name}"
+        if metric.for_each == "queue":
+            return [monitor(env, placed, metric, settings, base_key, None, self.links(placed, None))]
+        topics = placed.topics
+        if metric.for_each == "topic":
+            # A topic's metric is the topic's: one monitor, kept by the first of the queues it feeds (by name).
+            topics = tuple(t for t in topics if min(self.feeds[t.sns_name]) == placed.sqs_name)
+        if _uses(settings, "subscription_dlq_name"):
+            topics = tuple(t for t in topics if t.subscription_dlq)  # only subscriptions that have a DLQ
+        return [
+            monitor(
+                env,
+                placed,
+                metric,
+                settings,
+                f"{base_key}/{t.name}",
+                (t, self.feeds[t.sns_name]),
+                self.links(placed, t),
+            )
+            for t in topics
+        ]
+
+    def links(self, placed: PlacedQueue, topic: PlacedTopic | None) -> tuple[str, ...]:
+        """The same for every monitor of a queue (or of one of its topics)."""
+        at = (placed.name, topic.name if topic else None)
+        if at not in self._links:
+            self._links[at] = oncall.message_lines(self.env, placed, self.boards, topic)
+        return self._links[at]
 
 
 def _uses(settings: Settings, token: str) -> bool:

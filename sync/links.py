@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -113,7 +114,7 @@ def logs_insights(region: str, log_group: str, query: str, since_seconds: int) -
             "source": [log_group],
         }
     )
-    escaped = "".join(c if c.isalnum() or c in "@*_+-./" else f"%{ord(c):02X}" for c in detail)  # JS escape()
+    escaped = quote(detail, safe="@*+/").replace("~", "%7E")  # JavaScript's escape(): quote keeps ~ unless told
     fragment = quote("?queryDetail=" + escaped, safe="-_.!~*'()").replace("%", "$")
     return f"{console(region)}/cloudwatch/home?region={region}#logsV2:logs-insights{fragment}"
 
@@ -124,10 +125,15 @@ def _jsurl(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, str):
-        return "'" + quote(value, safe="-_.!~*'()").replace("%", "*")
+        return _jsurl_text(value)
     if isinstance(value, list):
         return "(" + "".join(f"~{_jsurl(item)}" for item in value) + ")"
     return "(" + "~".join(f"{key}~{_jsurl(item)}" for key, item in value.items()) + ")"
+
+
+@cache  # the same query goes into every failure-log link
+def _jsurl_text(value: str) -> str:
+    return "'" + quote(value, safe="-_.!~*'()").replace("%", "*")
 
 
 def placeholders(text: str) -> set[str]:

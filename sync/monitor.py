@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import oncall, tokens
+from . import tokens
 from .model import Environment, Metric, Queue
 from .naming import PlacedQueue, PlacedTopic
 from .references import QUERY_TAIL
@@ -32,8 +32,9 @@ def monitor(
     settings: Settings,
     key: str,
     topic: tuple[PlacedTopic, list[str]] | None,
-    boards: tuple[oncall.Board, ...],
+    links: tuple[str, ...],
 ) -> Resource:
+    """`links` end the message: where the person on call looks (oncall.message_lines)."""
     queue = placed.queue
     thresholds = _thresholds(settings, queue, key)
     values = _token_values(env, placed, topic, thresholds)
@@ -69,7 +70,7 @@ def monitor(
         "name": f"[{env.name}] {queue.name}: {title}",
         "type": "query alert",
         "query": query,
-        "message": _message(env, placed, settings, values, key, options["notify_no_data"], boards, topic),
+        "message": _message(env, placed, settings, values, key, options["notify_no_data"], links),
         "tags": sorted(tags),
         "priority": settings["priority"],
         "options": options,
@@ -186,16 +187,14 @@ def _message(
     values: Mapping[str, object],
     key: str,
     no_data: bool,
-    boards: tuple[oncall.Board, ...],
-    topic: tuple[PlacedTopic, list[str]] | None,
+    links: tuple[str, ...],
 ) -> str:
     queue = placed.queue
-    topics = (topic[0],) if topic else ()
     lines = [
         _fill(settings, "message", values, key),
         "",
         f"Queue `{queue.name}` ({queue.cls}) in {env.name}, owned by {queue.owner}.",
-        *(_line(link) for link in oncall.queue_links(env, placed, boards, {}, topics)),
+        *links,
     ]
     notify = settings["notify"]
     handles = []
@@ -207,7 +206,3 @@ def _message(
     if handles:
         lines += ["", *handles]
     return "\n".join(lines)
-
-
-def _line(link: oncall.Link) -> str:
-    return f"{link.label}: `{link.url}`" if link.command else f"{link.label}: {link.url}"

@@ -83,6 +83,14 @@ def queue_links(
     return found
 
 
+def message_lines(
+    env: Environment, placed: PlacedQueue, on: tuple[Board, ...], topic: PlacedTopic | None
+) -> tuple[str, ...]:
+    """The links that end a monitor's message: its queue's, and its topic's when it watches one."""
+    found = queue_links(env, placed, on, {}, (topic,) if topic else ())
+    return tuple(f"{link.label}: `{link.url}`" if link.command else f"{link.label}: {link.url}" for link in found)
+
+
 def trace_command(env: str, topic: PlacedTopic) -> str:
     """The command naming the failed messages and their cause; it also shows those parked in a subscription DLQ."""
     peek = " --peek-dlq" if topic.subscription_dlq else ""

@@ -1,7 +1,8 @@
 """Request pacing from Datadog's X-RateLimit-* headers, so that a large sync stays under the limit.
 
 Each endpoint group has its own budget. Requests draw on the budget the last response reported (less what
-is already in flight); once it is spent they wait for the window to reset instead of drawing a 429.
+is already in flight); once it is spent they wait for the answers in flight, which say exactly how much is
+left, and then for the window to reset, instead of drawing a 429.
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from dataclasses import dataclass
 
 @dataclass
 class _Budget:
-    remaining: int
+    remaining: int  # what we may still send in this window, never more than the server allows
     resets_at: float
+    reported: int  # the lowest count an answer reported in this window
 
 
 class Pacer:
     def __init__(self, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
         self._clock = clock
         self._sleep = sleep
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._budgets: dict[str, _Budget] = {}
         self._in_flight: dict[str, int] = {}
         self.waited = 0.0  # seconds in which a request waited for a reset, for --verbose
@@ -42,31 +44,44 @@ class Pacer:
                     self._in_flight[group] = self._in_flight.get(group, 0) + 1
                     return
                 wait = budget.resets_at - now
-                # Wall-clock time with some request held back: threads waiting together count once.
-                self.waited += max(0.0, budget.resets_at - max(now, self._waiting_until))
-                self._waiting_until = max(self._waiting_until, budget.resets_at)
+                if self._in_flight.get(group, 0) > 0:
+                    # The estimate counts requests in flight that the server may have counted already:
+                    # their answers tell, and may leave room in this window.
+                    self._lock.wait(wait)
+                    self._count_wait(now, self._clock())
+                    continue
+                self._count_wait(now, budget.resets_at)
             self._sleep(wait)
+
+    def _count_wait(self, start: float, end: float) -> None:
+        """Wall-clock time with some request held back: threads waiting together count once."""
+        self.waited += max(0.0, end - max(start, self._waiting_until))
+        self._waiting_until = max(self._waiting_until, end)
 
     def release(self, group: str, headers: Mapping[str, str] | None, *, limited: bool = False) -> None:
         """Record what the response said about the budget; after a 429 the next acquire waits for the reset."""
         remaining, reset = _budget_headers(headers or {})
         with self._lock:
             self._in_flight[group] = max(0, self._in_flight.get(group, 0) - 1)
+            self._lock.notify_all()  # a request held back for this answer may go, or wait for the reset
             if limited:
                 remaining = 0
                 reset = max(reset or 0.0, 1.0)  # a 429 that says "now" must not make us spin
             if remaining is None or reset is None:
                 return
             # Requests still in flight may not be counted in this answer yet: they draw on it too.
-            left = max(0, remaining - self._in_flight[group])
+            in_flight = self._in_flight[group]
+            left = max(0, remaining - in_flight)
             now = self._clock()
             budget = self._budgets.get(group)
             if budget is not None and now < budget.resets_at and not limited:
                 # Answers arrive out of order: within a window the lowest count is the true one, and the
-                # window ends when the first answer said (its reset is rounded up: never early).
-                left = min(left, budget.remaining)
+                # window ends when the first answer said (its reset is rounded up: never early). With
+                # nothing in flight every request of the window is counted in it: it is exact.
+                remaining = min(remaining, budget.reported)
+                left = remaining if in_flight == 0 else min(left, budget.remaining)
                 reset = budget.resets_at - now
-            self._budgets[group] = _Budget(left, now + reset)
+            self._budgets[group] = _Budget(left, now + reset, remaining)
 
 
 def _budget_headers(headers: Mapping[str, str]) -> tuple[int | None, float | None]:

@@ -208,13 +208,14 @@ def diff(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldChan
 
 # Mappings obs owns whole: the server adds nothing inside them but widget ids.
 _OWNED_WHOLE = ("options.thresholds", "widgets", "template_variables")
+_INSIDE_OWNED_WHOLE = tuple(f"{p}{c}" for p in _OWNED_WHOLE for c in ".[")
 # Keys obs leaves out when unset instead of sending a default; the server does not fill them in.
 _OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval"})
 
 
 def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
     if isinstance(want, Mapping) and isinstance(have, Mapping):
-        owned = set(want) | {k for k in have if _owned_when_absent(_join(path, k))}
+        owned = set(want) | {k for k in have if k not in want and _owned_when_absent(_join(path, k))}
         for key in sorted(owned):
             if key != "id":  # ids are the server's, at any depth (a dashboard's, its widgets')
                 _diff(want.get(key, _ABSENT), have.get(key, _ABSENT), _join(path, key), found)
@@ -232,8 +233,7 @@ def _join(path: str, key: str) -> str:
 
 
 def _owned_when_absent(path: str) -> bool:
-    whole = any(path.startswith((f"{p}.", f"{p}[")) for p in _OWNED_WHOLE)
-    return whole or path in _OWNED_WHEN_ABSENT
+    return path.startswith(_INSIDE_OWNED_WHOLE) or path in _OWNED_WHEN_ABSENT
 
 
 def _normal(value: Any, path: str) -> Any:

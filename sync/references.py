@@ -6,6 +6,7 @@ import difflib
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from . import query, tokens
@@ -79,15 +80,14 @@ def _all_features(metric: Metric) -> frozenset[str]:
 
 
 def _features(layer: Mapping[str, Any]) -> frozenset[str]:
-    needed = {
-        f
-        for key in ("query", "message", "title")
-        for t in tokens.tokens_in(str(layer.get(key, "")))
-        if (f := tokens.MONITOR.get(t))
-    }
-    if layer.get("threshold_basis") == "slo_seconds":
-        needed.add("slo")
-    return frozenset(needed)
+    texts = tuple(str(layer.get(key, "")) for key in ("query", "message", "title"))
+    return _features_of(texts, layer.get("threshold_basis") == "slo_seconds")
+
+
+@cache  # asked for every queue and metric; the answer depends on a few templates only
+def _features_of(texts: tuple[str, ...], slo: bool) -> frozenset[str]:
+    needed = {f for text in texts for t in tokens.tokens_in(text) if (f := tokens.MONITOR.get(t))}
+    return frozenset(needed | ({"slo"} if slo else set()))
 
 
 def _check_layer(

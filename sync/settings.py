@@ -67,10 +67,29 @@ def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) ->
     )
 
 
-def settings_for(defs: Definitions, env: Environment, queue: Queue, metric: Metric) -> Settings:
+# The layers a queue brings itself; without them a metric's settings are those of every queue of its class.
+_QUEUE_LAYERS = (3, 6, 7)
+
+Shared = dict[tuple[str, str, str], Settings]  # (environment, metric, class) -> settings, for one expansion
+
+
+def settings_for(
+    defs: Definitions, env: Environment, queue: Queue, metric: Metric, shared: Shared | None = None
+) -> Settings:
+    """The merged settings; with `shared`, those no queue changes are merged once per metric and class."""
+    stack = layers(defs, env, queue, metric)
+    if shared is None or any(stack[i].values for i in _QUEUE_LAYERS):
+        return _merged(stack)
+    at = (env.name, metric.name, queue.cls)
+    if at not in shared:
+        shared[at] = _merged(stack)
+    return shared[at]
+
+
+def _merged(stack: tuple[Layer, ...]) -> Settings:
     merged: dict[str, Any] = {}
     origin: dict[str, Layer] = {}
-    for layer in layers(defs, env, queue, metric):
+    for layer in stack:
         merged = deep_merge(merged, layer.values)
         origin.update((name, layer) for name in layer.values)
     return Settings(merged, origin)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from sync.pacing import Pacer
 
 
@@ -63,4 +65,43 @@ def test_groups_have_their_own_budgets_and_missing_headers_change_nothing() -> N
     pacer.acquire("read")
     pacer.release("read", {})
     pacer.acquire("read")
+    assert clock.slept == []
+
+
+def test_once_every_answer_is_in_the_count_is_exact_and_no_budget_is_lost() -> None:
+    clock = Clock()
+    pacer = Pacer(clock, clock.sleep)
+    pacer.acquire("w")
+    pacer.release("w", _headers(remaining=10, reset=3))
+    pacer.acquire("w")
+    pacer.acquire("w")
+    # The server counted both before answering the first; while the second is in flight obs cannot know.
+    pacer.release("w", _headers(remaining=8, reset=3))
+    pacer.release("w", _headers(remaining=8, reset=3))
+    for remaining in range(7, -1, -1):
+        pacer.acquire("w")
+        pacer.release("w", _headers(remaining=remaining, reset=3))
+    assert clock.slept == []  # eight more, where subtracting the answer in flight would have left seven
+    pacer.acquire("w")
+    assert clock.slept == [3.0]
+
+
+def test_a_spent_budget_waits_for_the_answers_in_flight_before_the_reset() -> None:
+    clock = Clock()
+    pacer = Pacer(clock, clock.sleep)
+    pacer.acquire("w")
+    pacer.release("w", _headers(remaining=1, reset=3))
+    pacer.acquire("w")  # in flight; the estimate is now 0
+    went = threading.Event()
+
+    def go() -> None:
+        pacer.acquire("w")
+        went.set()
+
+    waiting = threading.Thread(target=go)
+    waiting.start()
+    assert not went.wait(0.05)  # held back while the answer is out
+    pacer.release("w", _headers(remaining=4, reset=3))  # the answer says there is room
+    assert went.wait(2.0)
+    waiting.join()
     assert clock.slept == []
