@@ -43,6 +43,25 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
     assert [p.name for p in (tmp_path / "dashboards").iterdir()] == ["prod.oncall.json"]
 
 
+def test_render_without_env_writes_every_environment_or_nothing(
+    tmp_path: Path, example_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--definitions", str(ROOT), "render", "--out", str(tmp_path / "all")]) == 0
+    counts = {
+        env: len(list((tmp_path / "all" / env / "monitors").glob("*.json"))) for env in ("dev", "prod", "staging")
+    }
+    assert counts == {"dev": 33, "prod": 49, "staging": 49}
+    out = capsys.readouterr().out
+    assert "${dashboard_id:KEY}" in out  # the placeholder in dashboard links is said, once
+
+    # A body the API would refuse (found only when checking the rendered bodies): nothing is written.
+    board = example_copy / "dashboards" / "oncall.yaml"
+    board.write_text(board.read_text().replace("      show_tick: false", "      show_tick: false\n      frobnicate: 1"))
+    assert main(["--definitions", str(example_copy), "render", "--out", str(tmp_path / "none")]) == 1
+    assert "frobnicate: unknown key" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
+
+
 def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline"]) == 0
