@@ -14,9 +14,6 @@ from .model import Definitions, Environment
 from .naming import PlacedQueue, PlacedTopic, placed_queues
 from .resources import DASHBOARD, MONITOR, Resource
 
-# Template variables obs presets, when a dashboard declares them, from the queue (or topic) alerting.
-PRESET_VARIABLES = ("queue", "dlq", "service", "topic")
-
 
 @dataclass(frozen=True)
 class Board:
@@ -98,6 +95,8 @@ def trace_command(env: str, topic: PlacedTopic) -> str:
 
 
 def _preset(placed: PlacedQueue, topics: tuple[PlacedTopic, ...], board: Board) -> dict[str, str]:
+    """The template variables queue, dlq, service and topic, where the dashboard declares them, set to the
+    alerting queue's (the topic's only when there is one: a variable takes a single value here)."""
     one_topic = topics or placed.topics
     values = {
         "queue": placed.sqs_name,
