@@ -29,6 +29,7 @@ class Layer:
     values: Mapping[str, Any]
     source: Source | None = None
     at: KeyPath = ()
+    one_queue: bool = False  # set for one queue, not for every queue of its class
 
 
 @dataclass(frozen=True)
@@ -59,16 +60,15 @@ def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) ->
         Layer(BUILTIN),
         Layer(metric.settings, metric.source, ()),
         Layer(metric.by_class.get(queue.cls, {}), metric.source, ("by_class", queue.cls)),
-        Layer(queue.metrics.get(metric.name, {}), defs.inventory, ("queues", index, "metrics", metric.name)),
+        Layer(queue.metrics.get(metric.name, {}), defs.inventory, ("queues", index, "metrics", metric.name), True),
         Layer(env.monitors, src, ("monitors",)),
         Layer(env.metrics.get(metric.name, {}), src, ("metrics", metric.name)),
-        Layer(env_queue.get("monitors", {}), src, ("queues", queue.name, "monitors")),
-        Layer(env_queue.get("metrics", {}).get(metric.name, {}), src, ("queues", queue.name, "metrics", metric.name)),
+        Layer(env_queue.get("monitors", {}), src, ("queues", queue.name, "monitors"), True),
+        Layer(
+            env_queue.get("metrics", {}).get(metric.name, {}), src, ("queues", queue.name, "metrics", metric.name), True
+        ),
     )
 
-
-# The layers a queue brings itself; without them a metric's settings are those of every queue of its class.
-_QUEUE_LAYERS = (3, 6, 7)
 
 Shared = dict[tuple[str, str, str], Settings]  # (environment, metric, class) -> settings, for one expansion
 
@@ -76,9 +76,10 @@ Shared = dict[tuple[str, str, str], Settings]  # (environment, metric, class) ->
 def settings_for(
     defs: Definitions, env: Environment, queue: Queue, metric: Metric, shared: Shared | None = None
 ) -> Settings:
-    """The merged settings; with `shared`, those no queue changes are merged once per metric and class."""
+    """The merged settings; with `shared`, those of a queue that sets none itself are merged once for
+    every queue of its class."""
     stack = layers(defs, env, queue, metric)
-    if shared is None or any(stack[i].values for i in _QUEUE_LAYERS):
+    if shared is None or any(layer.values for layer in stack if layer.one_queue):
         return _merged(stack)
     at = (env.name, metric.name, queue.cls)
     if at not in shared:
