@@ -64,17 +64,18 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
     return found
 
 
-_LONGEST, _MOST = 1000, 501  # above every max_length and max_items the models check
+_LONGEST, _MOST = 10_000, 501  # above every max_length (5,000) and max_items (500) of a dashboard's models
 
 
 def _shortened(value: Any) -> Any:
-    """The body with long text and lists cut: the client tries to parse every string as a date, and a
-    fleet's runbook note runs to hundreds of kilobytes, its template variables to thousands of values.
-    Past these lengths nothing is checked but the types, which the part kept shows."""
+    """The body with long text and long lists of plain values cut: the client tries to parse every string as
+    a date, and a fleet's runbook note runs to hundreds of kilobytes, its template variables to thousands of
+    names. Lists of objects (widgets, requests) are kept whole: each item is checked."""
     if isinstance(value, dict):
         return {k: _shortened(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shortened(v) for v in value[:_MOST]]
+        plain = all(isinstance(v, str | int | float | bool) or v is None for v in value)
+        return [_shortened(v) for v in (value[:_MOST] if plain else value)]
     return value[:_LONGEST] if isinstance(value, str) else value
 
 

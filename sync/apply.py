@@ -77,7 +77,9 @@ def _run_phases(plan: Plan, workers: int, done: Callable[[Outcome], None], run: 
                 outcome = future.result()
                 done(outcome)
                 outcomes.append(outcome)
-                if outcome.ok and outcome.id and outcome.change.kind == DASHBOARD and outcome.change.action != DELETE:
+                # A failed replacement still has a dashboard (the old one, or the new one whose predecessor
+                # could not be deleted): its links stay. Only a failed create leaves none.
+                if outcome.id and outcome.change.kind == DASHBOARD and outcome.change.action != DELETE:
                     board_ids[outcome.change.key] = outcome.id
     finally:
         # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.

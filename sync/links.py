@@ -133,7 +133,8 @@ def _jsurl(value: Any) -> str:
 
 @cache  # the same query goes into every failure-log link
 def _jsurl_text(value: str) -> str:
-    return "'" + quote(value, safe="-_.!~*'()").replace("%", "*")
+    # ~ ( ) ' separate values in this form and * escapes: inside a string they must be escaped too.
+    return "'" + quote(value, safe="-_.").replace("~", "%7E").replace("%", "*")
 
 
 def placeholders(text: str) -> set[str]:

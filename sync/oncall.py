@@ -84,8 +84,15 @@ def message_lines(
     env: Environment, placed: PlacedQueue, on: tuple[Board, ...], topic: PlacedTopic | None
 ) -> tuple[str, ...]:
     """The links that end a monitor's message: its queue's, and its topic's when it watches one."""
-    found = queue_links(env, placed, on, {}, (topic,) if topic else ())
-    return tuple(f"{link.label}: `{link.url}`" if link.command else f"{link.label}: {link.url}" for link in found)
+    return tuple(_line(link) for link in queue_links(env, placed, on, {}, (topic,) if topic else ()))
+
+
+def _line(link: Link) -> str:
+    if link.command:
+        return f"{link.label}: `{link.url}`"
+    if "*" in link.url:  # a bare URL would lose its asterisks to Markdown emphasis in the notification
+        return f"{link.label}: [open]({link.url})"
+    return f"{link.label}: {link.url}"
 
 
 def trace_command(env: str, topic: PlacedTopic) -> str:

@@ -26,13 +26,14 @@ class Pacer:
         self._lock = threading.Condition()
         self._budgets: dict[str, _Budget] = {}
         self._in_flight: dict[str, int] = {}
-        self.waited = 0.0  # seconds in which a request waited for a reset, for --verbose
-        self._waiting_until = 0.0
+        self.waited = 0.0  # wall-clock seconds in which some request was held back, for --verbose
+        self._held = 0  # requests held back now
+        self._held_since = 0.0
 
     def acquire(self, group: str) -> None:
         """Block until a request in `group` fits in the current window."""
-        while True:
-            with self._lock:
+        with self._lock:
+            while True:
                 budget = self._budgets.get(group)
                 now = self._clock()
                 if budget is None or now >= budget.resets_at:
@@ -43,20 +44,31 @@ class Pacer:
                     budget.remaining -= 1
                     self._in_flight[group] = self._in_flight.get(group, 0) + 1
                     return
-                wait = budget.resets_at - now
-                if self._in_flight.get(group, 0) > 0:
-                    # The estimate counts requests in flight that the server may have counted already:
-                    # their answers tell, and may leave room in this window.
-                    self._lock.wait(wait)
-                    self._count_wait(now, self._clock())
-                    continue
-                self._count_wait(now, budget.resets_at)
-            self._sleep(wait)
+                self._hold(now)
+                try:
+                    if self._in_flight.get(group, 0) > 0:
+                        # The estimate counts requests in flight that the server may have counted already:
+                        # their answers tell, and may leave room in this window.
+                        self._lock.wait(budget.resets_at - now)
+                    else:
+                        self._lock.release()
+                        try:
+                            self._sleep(budget.resets_at - now)
+                        finally:
+                            self._lock.acquire()
+                finally:
+                    self._unhold()
 
-    def _count_wait(self, start: float, end: float) -> None:
-        """Wall-clock time with some request held back: threads waiting together count once."""
-        self.waited += max(0.0, end - max(start, self._waiting_until))
-        self._waiting_until = max(self._waiting_until, end)
+    def _hold(self, now: float) -> None:
+        if self._held == 0:
+            self._held_since = now
+        self._held += 1
+
+    def _unhold(self) -> None:
+        """Requests held back together count once."""
+        self._held -= 1
+        if self._held == 0:
+            self.waited += self._clock() - self._held_since
 
     def release(self, group: str, headers: Mapping[str, str] | None, *, limited: bool = False) -> None:
         """Record what the response said about the budget; after a 429 the next acquire waits for the reset."""

@@ -124,6 +124,14 @@ def test_a_logs_insights_link_opens_the_query_on_the_failure_log() -> None:
     }
 
 
+@pytest.mark.parametrize("query", ["stats count(*) by bin(5m)", "fields a ~ b, 'x' | filter @message like /(!)/"])
+def test_console_strings_survive_the_characters_the_form_uses(query: str) -> None:
+    url = links.logs_insights("us-east-1", "/aws/x~(y)", query, 60)
+    fragment = url.split("#logsV2:logs-insights", 1)[1]
+    detail = _jsurl(unquote(unquote(fragment.replace("$", "%"))).removeprefix("?queryDetail="))
+    assert (detail["editorString"], detail["source"]) == (query, ["/aws/x~(y)"])
+
+
 def test_placeholders_resolve_or_leave_their_line_out() -> None:
     body = {"name": "n", "message": "a\nDashboard: https://x/dashboard/${dashboard_id:prod/oncall}?q=1\nb"}
     assert links.awaited([body]) == ["prod/oncall"]
@@ -162,7 +170,8 @@ def test_every_monitor_links_its_queue_on_the_dashboard_runbook_and_consoles(
 def test_per_topic_monitors_carry_the_trace_command_and_failure_log(prod: dict[str, Any]) -> None:
     message = prod["prod/critical/delivery_failures/jobs-critical"]["message"]
     assert "Which messages failed: `obs trace --env prod --topic prod-jobs-critical --since 2h --peek-dlq`" in message
-    (insights,) = re.findall(r"^Failed deliveries \(Logs Insights\): (\S+)$", message, re.M)
+    # A Markdown link: bare, its asterisks would turn into emphasis in the notification.
+    (insights,) = re.findall(r"^Failed deliveries \(Logs Insights\): \[open\]\((\S+)\)$", message, re.M)
     assert "sns*2Fus-east-1*2F111111111111*2Fprod-jobs-critical*2FFailure" in insights
     assert "Which messages failed" not in prod["prod/critical/age"]["message"]
 

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from sync import apply
+from sync import apply, live
 from sync.datadog import Datadog, endpoint
 from sync.definitions import load
 from sync.expand import expand
@@ -193,3 +193,21 @@ def test_when_the_dashboard_write_fails_monitors_go_out_without_that_link(obs: O
     assert "Applied: 1 created, 49 updated, 0 deleted, 0 failed" in obs.out
     dashboard_id, _ = only_dashboard(dd)
     assert {linked for linked, _ in dashboard_links(dd).values()} == {dashboard_id}
+
+
+def test_a_failed_dashboard_replacement_leaves_the_links_to_the_one_still_there(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    old_id, _ = only_dashboard(dd)
+    before = {i: m["message"] for i, m in dd.monitors.items()}
+    desired = [
+        replace(r, body={**r.body, "layout_type": "free", "frobnicate": 1}) if r.kind == "dashboard" else r
+        for r in expand(load(obs.definitions), "prod")
+    ]
+    with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as client:
+        plan = live.plan(client, "prod", desired)
+        outcomes = apply.apply(plan, client)
+    (failed,) = [o for o in outcomes if not o.ok]
+    assert failed.change.key == "prod/oncall" and failed.change.replace
+    assert all(o.note == "" for o in outcomes if o.ok)  # no message went out without its link
+    assert only_dashboard(dd)[0] == old_id
+    assert {i: m["message"] for i, m in dd.monitors.items()} == before

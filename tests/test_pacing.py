@@ -105,3 +105,19 @@ def test_a_spent_budget_waits_for_the_answers_in_flight_before_the_reset() -> No
     assert went.wait(2.0)
     waiting.join()
     assert clock.slept == []
+
+
+def test_time_held_back_counts_once_across_waiting_for_answers_and_for_the_reset() -> None:
+    clock = Clock()
+    pacer = Pacer(clock, clock.sleep)
+    pacer.acquire("w")
+    pacer.release("w", _headers(remaining=1, reset=3))
+    pacer.acquire("w")
+    waiting = threading.Thread(target=pacer.acquire, args=("w",))
+    waiting.start()
+    waiting.join(0.05)
+    clock.now += 2  # the answer takes two seconds, and says the window is spent: wait out the last second
+    pacer.release("w", _headers(remaining=0, reset=1))
+    waiting.join(2.0)
+    assert not waiting.is_alive()
+    assert clock.slept == [1.0] and pacer.waited == 3.0

@@ -11,7 +11,7 @@ import pytest
 
 from sync import apimodel
 from sync.plan import diff
-from sync.resources import MONITOR, Resource
+from sync.resources import DASHBOARD, MONITOR, Resource
 
 RECORDED = sorted((Path(__file__).parent / "fixtures" / "recorded").glob("*.json"))
 
@@ -109,3 +109,14 @@ def test_monitors_of_one_shape_share_a_check_but_each_is_named() -> None:
         ("prod/c/age", ("options.evaluation_dela", "unknown key")),
         ("prod/d/age", ("options.evaluation_dela", "unknown key")),
     ]
+
+
+def test_a_long_dashboard_is_checked_whole_where_it_matters() -> None:
+    """Long text and long lists of names are cut before the check, for speed; every widget is still checked,
+    and text is cut only past every length limit the models set."""
+    note = {"definition": {"type": "note", "content": "x" * 300_000}}
+    widgets = [note] * 700 + [{"definition": {"type": "note", "content": "x", "colour": "red"}}]
+    variables = [{"name": "queue", "prefix": "queuename", "available_values": [f"q{i}" for i in range(5000)]}]
+    body = {"title": "t", "layout_type": "ordered", "widgets": widgets, "template_variables": variables}
+    found = apimodel.rejected([Resource(DASHBOARD, "prod/oncall", body, "prod")])
+    assert [problem for _, problem in found] == [("widgets[700].definition.colour", "unknown key")]
