@@ -39,7 +39,7 @@ def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict
     ]
     runbooks = "\n".join(
         f"- **{q.name}** ({q.sqs_name}): [runbook]({q.queue.runbook})"
-        f" · [monitors]({links.monitor_search(env.site, {'env': env.name, 'queue': q.name})})"
+        f" · [monitors]({links.queue_monitors(env.site, env.name, q.name)})"
         f" · [SQS]({links.sqs_queue(env.region, env.account_id, q.sqs_name)})"
         for q in placed
     )

@@ -54,6 +54,11 @@ def monitor_search(site: str, tags: Mapping[str, str]) -> str:
     return f"{app(site)}/monitors/manage?{urlencode({'q': query}, quote_via=quote)}"
 
 
+def queue_monitors(site: str, env: str, queue: str) -> str:
+    """A queue's monitors in one environment, by the tags obs gives them."""
+    return monitor_search(site, {"env": env, "queue": queue})
+
+
 def dashboard(site: str, dashboard_id: str, variables: Mapping[str, str]) -> str:
     """A dashboard with its template variables preset (`tpl_var_<name>=<value>`)."""
     url = f"{app(site)}/dashboard/{dashboard_id}"

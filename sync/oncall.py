@@ -179,7 +179,7 @@ def sheet(
             owner=q.queue.owner,
             links=(
                 *queue_links(env, q, on, board_ids, q.topics),
-                Link("Its monitors", links.monitor_search(env.site, {"env": env.name, "queue": q.name})),
+                Link("Its monitors", links.queue_monitors(env.site, env.name, q.name)),
             ),
             monitors=tuple(monitors.get(q.name, ())),
         )
