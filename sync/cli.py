@@ -260,6 +260,7 @@ def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -
 
 def _links(args: argparse.Namespace) -> int:
     defs, desired = _desired(args)
+    placed = oncall.chosen(defs, args.env, args.queue)  # an unknown queue is an error before any call
     ids: dict[tuple[str, str], str] = {}
     source = "nowhere (offline): dashboard links hold placeholders, monitors have no page yet"
     if not args.offline:
@@ -270,7 +271,7 @@ def _links(args: argparse.Namespace) -> int:
                 _verbose(args, dd)
         # The objects a sync keeps; duplicates and orphans it would delete are not worth a link.
         ids = {(c.kind, c.key): c.id for c in plan.changes if c.id and c.action != DELETE}
-    sheet = oncall.sheet(defs, args.env, desired, ids, args.queue)
+    sheet = oncall.sheet(defs, args.env, desired, ids, placed)
     sys.stdout.write(oncall_report.render(sheet, args.format, source=source, offline=args.offline))
     return EXIT_OK
 

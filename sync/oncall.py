@@ -143,21 +143,26 @@ class Sheet:
     queues: tuple[QueueSheet, ...]
 
 
+def chosen(defs: Definitions, env_name: str, queue: str | None) -> tuple[PlacedQueue, ...]:
+    """The environment's queues, or the one named."""
+    placed = placed_queues(defs, env_name)
+    if queue is None:
+        return placed
+    found = tuple(q for q in placed if q.name == queue)
+    if not found:
+        raise ObsError.of(f"no queue '{queue}' in {env_name}", f"use one of: {', '.join(q.name for q in placed)}")
+    return found
+
+
 def sheet(
     defs: Definitions,
     env_name: str,
     desired: Sequence[Resource],
     ids: Mapping[tuple[str, str], str],
-    queue: str | None = None,
+    placed: tuple[PlacedQueue, ...],
 ) -> Sheet:
-    """The links of the environment's queues, with the live IDs in `ids` (by kind and key)."""
+    """The links of these queues of the environment, with the live IDs in `ids` (by kind and key)."""
     env = defs.environment(env_name)
-    placed = placed_queues(defs, env_name)
-    if queue is not None:
-        placed = tuple(q for q in placed if q.name == queue)
-        if not placed:
-            known = ", ".join(q.name for q in placed_queues(defs, env_name))
-            raise ObsError.of(f"no queue '{queue}' in {env_name}", f"use one of: {known}")
     board_ids = {key: found for (kind, key), found in ids.items() if kind == DASHBOARD}
     on = boards(defs, env)
 

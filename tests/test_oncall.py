@@ -168,9 +168,10 @@ def test_obs_links_offline_needs_no_credentials(obs: Obs, monkeypatch: pytest.Mo
     assert all(m["id"] is None for q in sheet["queues"] for m in q["monitors"])
 
 
-def test_obs_links_refuses_an_unknown_queue(obs: Obs) -> None:
-    assert obs("links", "--env", "prod", "--queue", "critcal", "--offline") == 1
+def test_obs_links_refuses_an_unknown_queue_before_reading_the_org(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("links", "--env", "prod", "--queue", "critcal") == 1
     assert obs.err.startswith("error: no queue 'critcal' in prod") and "critical" in obs.err
+    assert dd.calls() == 0
 
 
 def test_when_the_dashboard_write_fails_monitors_go_out_without_that_link(obs: Obs, dd: FakeDatadog) -> None:
