@@ -52,13 +52,13 @@ from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
-from sync import links
-from sync.cli import main as obs
-from sync.definitions import load
-from sync.expand import expand
-from sync.model import Definitions
-from sync.resources import DASHBOARD, MONITOR, Resource
-from sync.settings import settings_for
+from sync.cli.app import main as obs
+from sync.core import placeholders
+from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.expand.desired import expand
+from sync.expand.settings import settings_for
 from tests.fakedd import FakeDatadog, Faults, Request
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,7 +256,7 @@ def child(argv: Sequence[str]) -> Child:
 
 
 def obs_child(definitions: Path, *argv: str) -> Child:
-    return child([sys.executable, "-m", "sync.cli", "--definitions", str(definitions), *argv])
+    return child([sys.executable, "-m", "sync.cli.app", "--definitions", str(definitions), *argv])
 
 
 # -- definitions
@@ -311,7 +311,7 @@ def seed(where: Org, desired: Sequence[Resource]) -> tuple[list[int], list[str]]
     """Create what obs would, straight into the fake (its own checks and rewrites, no HTTP): a synced org.
     Dashboards first, as a sync writes them, so that monitor messages link to their IDs."""
     boards = {r.key: str(where.dd.create_dashboard(dict(r.body))["id"]) for r in desired if r.kind == DASHBOARD}
-    monitors = [where.dd.create_monitor(dict(links.resolve(r.body, boards)))["id"] for r in monitors_of(desired)]
+    monitors = [where.dd.create_monitor(dict(placeholders.resolve(r.body, boards)))["id"] for r in monitors_of(desired)]
     return [int(i) for i in monitors], list(boards.values())
 
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the fake Data
 
 import fleet
 
-from sync.cli import main as obs
+from sync.cli.app import main as obs
 from tests.fakedd import FakeDatadog, Faults
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from sync.cli import main
-from sync.definitions import load
-from sync.model import Definitions
+from sync.cli.app import main
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
 
 from .fakedd import FakeDatadog
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sync.cli import main
+from sync.cli.app import main
 
 CASES = sorted((Path(__file__).parent / "fixtures" / "bad").iterdir())
 

@@ -13,7 +13,7 @@ import pytest
 import referencing
 import yaml
 
-from sync.cli import main
+from sync.cli.app import main
 from tests.conftest import ROOT
 
 

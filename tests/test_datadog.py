@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sync.datadog import Datadog, Endpoint, RequestFailed, endpoint
+from sync.datadog.client import Datadog, Endpoint, RequestFailed, endpoint
 from sync.errors import ObsError
 
 KEYS = {"DD_API_KEY": "api-secret-1", "DD_APP_KEY": "app-secret-2"}

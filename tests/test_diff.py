@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sync import revision
-from sync.cli import main
-from sync.preview_markdown import BUDGET, LIMIT, MARKER, size
+from sync.cli.app import main
+from sync.preview import revision
+from sync.preview.comment import BUDGET, LIMIT, MARKER, size
 from tests.conftest import Golden
 
 FORMATS = (("markdown", "md"), ("text", "txt"), ("json", "json"))

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from sync import apimodel
-from sync.definitions import load
-from sync.expand import expand, expand_all
-from sync.model import Definitions
-from sync.resources import DASHBOARD, MONITOR, Resource
+from sync.check import models
+from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.expand.desired import expand, expand_all
 
 ENVS = ("dev", "prod", "staging")
 
@@ -74,7 +74,7 @@ def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) ->
 @pytest.mark.parametrize("env", ENVS)
 def test_every_body_is_accepted_by_the_datadog_models(example: Definitions, env: str) -> None:
     for resource in expand(example, env):
-        assert apimodel.problems(resource.kind, resource.body) == [], resource.key
+        assert models.problems(resource.kind, resource.body) == [], resource.key
 
 
 COMPARATOR = re.compile(r"(>=|<=|>|<)\s*(-?[0-9.]+)$")

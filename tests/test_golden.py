@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sync.cli import main
+from sync.cli.app import main
 from tests.conftest import ROOT, Golden
 
 ENVS = ("dev", "prod", "staging")

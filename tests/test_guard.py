@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sync import guard
+from sync.core import guard
+from sync.core.plan import CREATE, DELETE, UNCHANGED, Change, Plan
+from sync.core.resources import MONITOR, Resource
 from sync.errors import ObsError
-from sync.plan import CREATE, DELETE, UNCHANGED, Change, Plan
-from sync.resources import MONITOR, Resource
 
 DESIRED = [Resource(MONITOR, "prod/q/m", {"name": "m"}, "prod")]
 

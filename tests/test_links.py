@@ -8,10 +8,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
-from sync import links
-from sync.definitions import load
-from sync.expand import expand
-from sync.model import Definitions
+from sync.core import placeholders
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.expand import urls
+from sync.expand.desired import expand
 
 from .conftest import ROOT
 
@@ -31,25 +32,25 @@ SITES = {
 
 @pytest.mark.parametrize("site", SITES)
 def test_every_site_has_its_app_host(site: str) -> None:
-    assert links.monitor(site, "123") == f"{SITES[site]}/monitors/123"
-    assert links.dashboard(site, "abc-def-ghi", {}) == f"{SITES[site]}/dashboard/abc-def-ghi"
+    assert urls.monitor(site, "123") == f"{SITES[site]}/monitors/123"
+    assert urls.dashboard(site, "abc-def-ghi", {}) == f"{SITES[site]}/dashboard/abc-def-ghi"
 
 
 def test_every_site_the_schema_allows_has_a_host() -> None:
-    schema = (ROOT / "sync" / "schemas" / "environment.schema.json").read_text()
+    schema = (ROOT / "sync" / "definitions" / "schemas" / "environment.schema.json").read_text()
     allowed = set(re.findall(r'"([a-z0-9.-]+\.(?:com|eu))"', schema))
-    assert allowed == set(SITES) == set(links.APP_HOSTS)
+    assert allowed == set(SITES) == set(urls.APP_HOSTS)
 
 
 def test_a_dashboard_link_presets_its_template_variables() -> None:
-    url = links.dashboard("datadoghq.eu", "abc", {"queue": "dev-critical", "topic": "dev jobs/x"})
+    url = urls.dashboard("datadoghq.eu", "abc", {"queue": "dev-critical", "topic": "dev jobs/x"})
     parts = urlsplit(url)
     assert (parts.netloc, parts.path) == ("app.datadoghq.eu", "/dashboard/abc")
     assert parse_qs(parts.query) == {"tpl_var_queue": ["dev-critical"], "tpl_var_topic": ["dev jobs/x"]}
 
 
 def test_the_monitor_manager_is_filtered_by_tags() -> None:
-    url = links.monitor_search("datadoghq.com", {"env": "prod", "queue": "critical"})
+    url = urls.monitor_search("datadoghq.com", {"env": "prod", "queue": "critical"})
     assert url.startswith("https://app.datadoghq.com/monitors/manage?")
     assert parse_qs(urlsplit(url).query) == {"q": ['tag:"env:prod" tag:"queue:critical"']}
 
@@ -64,11 +65,11 @@ def test_the_monitor_manager_is_filtered_by_tags() -> None:
     ],
 )
 def test_aws_console_hosts_per_region(region: str, console: str, sqs: str) -> None:
-    url = links.sqs_queue(region, "111111111111", "prod-critical.fifo")
+    url = urls.sqs_queue(region, "111111111111", "prod-critical.fifo")
     before, fragment = url.split("#", 1)
     assert before == f"{console}/sqs/v3/home?region={region}"
     assert unquote(fragment.removeprefix("/queues/")) == f"{sqs}/111111111111/prod-critical.fifo"
-    ecs = links.ecs_service(region, "prod-jobs", "prod-critical-worker")
+    ecs = urls.ecs_service(region, "prod-jobs", "prod-critical-worker")
     assert ecs == f"{console}/ecs/v2/clusters/prod-jobs/services/prod-critical-worker/health?region={region}"
 
 
@@ -104,9 +105,9 @@ def _parse(text: str) -> tuple[Any, str]:
 
 
 def test_a_logs_insights_link_opens_the_query_on_the_failure_log() -> None:
-    group = links.failure_log_group("eu-west-1", "333333333333", "dev-jobs-critical")
+    group = urls.failure_log_group("eu-west-1", "333333333333", "dev-jobs-critical")
     assert group == "sns/eu-west-1/333333333333/dev-jobs-critical/Failure"
-    url = links.logs_insights("eu-west-1", group, links.FAILURE_QUERY, 7200)
+    url = urls.logs_insights("eu-west-1", group, urls.FAILURE_QUERY, 7200)
     before, fragment = url.split("#", 1)
     assert before == "https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1"
     assert fragment.startswith("logsV2:logs-insights$3FqueryDetail$3D$257E$2528")  # as the console writes it
@@ -118,7 +119,7 @@ def test_a_logs_insights_link_opens_the_query_on_the_failure_log() -> None:
         "start": -7200,
         "timeType": "RELATIVE",
         "unit": "seconds",
-        "editorString": links.FAILURE_QUERY,
+        "editorString": urls.FAILURE_QUERY,
         "isLiveTail": False,
         "source": [group],
     }
@@ -126,7 +127,7 @@ def test_a_logs_insights_link_opens_the_query_on_the_failure_log() -> None:
 
 @pytest.mark.parametrize("query", ["stats count(*) by bin(5m)", "fields a ~ b, 'x' | filter @message like /(!)/"])
 def test_console_strings_survive_the_characters_the_form_uses(query: str) -> None:
-    url = links.logs_insights("us-east-1", "/aws/x~(y)", query, 60)
+    url = urls.logs_insights("us-east-1", "/aws/x~(y)", query, 60)
     fragment = url.split("#logsV2:logs-insights", 1)[1]
     detail = _jsurl(unquote(unquote(fragment.replace("$", "%"))).removeprefix("?queryDetail="))
     assert (detail["editorString"], detail["source"]) == (query, ["/aws/x~(y)"])
@@ -134,13 +135,13 @@ def test_console_strings_survive_the_characters_the_form_uses(query: str) -> Non
 
 def test_placeholders_resolve_or_leave_their_line_out() -> None:
     body = {"name": "n", "message": "a\nDashboard: https://x/dashboard/${dashboard_id:prod/oncall}?q=1\nb"}
-    assert links.awaited([body]) == ["prod/oncall"]
-    resolved = links.resolve(body, {"prod/oncall": "abc-def"})
+    assert placeholders.awaited([body]) == ["prod/oncall"]
+    resolved = placeholders.resolve(body, {"prod/oncall": "abc-def"})
     assert resolved["message"] == "a\nDashboard: https://x/dashboard/abc-def?q=1\nb"
-    assert links.resolve(body, {}) == body
-    assert links.resolve(body, {}, drop_unresolved=True)["message"] == "a\nb"
+    assert placeholders.resolve(body, {}) == body
+    assert placeholders.resolve(body, {}, drop_unresolved=True)["message"] == "a\nb"
     dashboard = {"title": "t", "widgets": []}
-    assert links.resolve(dashboard, {"prod/oncall": "abc"}) is dashboard
+    assert placeholders.resolve(dashboard, {"prod/oncall": "abc"}) is dashboard
 
 
 @pytest.fixture(scope="module")

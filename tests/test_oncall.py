@@ -14,11 +14,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from sync import apply, live
-from sync.datadog import Datadog, endpoint
-from sync.definitions import load
-from sync.expand import expand
-from sync.plan import make_plan
+from sync.core.plan import make_plan
+from sync.datadog import apply, reads
+from sync.datadog.client import Datadog, endpoint
+from sync.definitions.load import load
+from sync.expand.desired import expand
 
 from .conftest import Obs
 from .fakedd import FakeDatadog
@@ -205,7 +205,7 @@ def test_a_failed_dashboard_replacement_leaves_the_links_to_the_one_still_there(
         for r in expand(load(obs.definitions), "prod")
     ]
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as client:
-        plan = live.plan(client, "prod", desired)
+        plan = reads.plan(client, "prod", desired)
         outcomes = apply.apply(plan, client)
     (failed,) = [o for o in outcomes if not o.ok]
     assert failed.change.key == "prod/oncall" and failed.change.replace

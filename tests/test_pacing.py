@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from sync.pacing import Pacer
+from sync.datadog.pacing import Pacer
 
 
 class Clock:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from sync.expand import expand
-from sync.model import Definitions
-from sync.plan import CREATE, DELETE, UNCHANGED, UPDATE, FieldChange, Live, diff, make_plan
-from sync.resources import DASHBOARD, MONITOR, Resource
+from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, FieldChange, Live, diff, make_plan
+from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.definitions.model import Definitions
+from sync.expand.desired import expand
 
 BODY: dict[str, Any] = {
     "name": "[prod] critical: oldest message waiting too long",

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from sync.expand import expand
-from sync.model import Definitions
-from sync.paging import ALWAYS, AudienceChange, routes
-from sync.plan import DELETE, UPDATE, FieldChange
-from sync.preview import compare
-from sync.preview_markdown import BUDGET, MARKER, comment, size
-from sync.preview_report import audience, change_of, text
-from sync.resources import MONITOR, Resource
+from sync.core.paging import ALWAYS, AudienceChange, routes
+from sync.core.plan import DELETE, UPDATE, FieldChange
+from sync.core.resources import MONITOR, Resource
+from sync.definitions.model import Definitions
+from sync.expand.desired import expand
+from sync.preview.comment import BUDGET, MARKER, comment, size
+from sync.preview.compare import compare
+from sync.preview.report import audience, change_of, text
 
 
 @pytest.mark.parametrize(

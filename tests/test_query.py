@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sync.query import problems
+from sync.definitions.query import problems
 
 
 @pytest.mark.parametrize(

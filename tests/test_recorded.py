@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from sync import apimodel
-from sync.plan import diff
-from sync.resources import DASHBOARD, MONITOR, Resource
+from sync.check import models
+from sync.core.plan import diff
+from sync.core.resources import DASHBOARD, MONITOR, Resource
 
 RECORDED = sorted((Path(__file__).parent / "fixtures" / "recorded").glob("*.json"))
 
@@ -27,7 +27,7 @@ CREATES = [p for p in RECORDED if _load(p)["method"] == "POST" and _load(p)["sta
 @pytest.mark.parametrize("path", CREATES, ids=[p.stem for p in CREATES])
 def test_accepted_bodies_pass_the_model_check(path: Path) -> None:
     exchange = _load(path)
-    assert apimodel.problems(exchange["kind"], exchange["request"]) == []
+    assert models.problems(exchange["kind"], exchange["request"]) == []
 
 
 @pytest.mark.parametrize("path", CREATES, ids=[p.stem for p in CREATES])
@@ -92,7 +92,7 @@ def test_the_recordings_cover_the_server_rewrites() -> None:
     ],
 )
 def test_the_model_check_rejects_what_the_api_would(kind: str, body: dict[str, Any], expected: str) -> None:
-    found = apimodel.problems(kind, body)
+    found = models.problems(kind, body)
     assert any(expected in p for p in found), found
 
 
@@ -105,7 +105,7 @@ def test_monitors_of_one_shape_share_a_check_but_each_is_named() -> None:
         Resource(MONITOR, "prod/c/age", bad, "prod"),
         Resource(MONITOR, "prod/d/age", {**bad, "query": "other"}, "prod"),
     ]
-    assert [(r.key, problem) for r, problem in apimodel.rejected(resources)] == [
+    assert [(r.key, problem) for r, problem in models.rejected(resources)] == [
         ("prod/c/age", ("options.evaluation_dela", "unknown key")),
         ("prod/d/age", ("options.evaluation_dela", "unknown key")),
     ]
@@ -118,5 +118,5 @@ def test_a_long_dashboard_is_checked_whole_where_it_matters() -> None:
     widgets = [note] * 700 + [{"definition": {"type": "note", "content": "x", "colour": "red"}}]
     variables = [{"name": "queue", "prefix": "queuename", "available_values": [f"q{i}" for i in range(5000)]}]
     body = {"title": "t", "layout_type": "ordered", "widgets": widgets, "template_variables": variables}
-    found = apimodel.rejected([Resource(DASHBOARD, "prod/oncall", body, "prod")])
+    found = models.rejected([Resource(DASHBOARD, "prod/oncall", body, "prod")])
     assert [problem for _, problem in found] == [("widgets[700].definition.colour", "unknown key")]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from sync.definitions.source import parse
 from sync.errors import ObsError
-from sync.source import parse
 
 
 def test_lines_are_recorded_per_key_path() -> None:

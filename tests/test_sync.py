@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from sync import apply, live, report
-from sync.datadog import Datadog, Endpoint, RequestFailed, endpoint
-from sync.definitions import load
-from sync.expand import expand
-from sync.model import Definitions
+from sync.datadog import apply, reads
+from sync.datadog.client import Datadog, Endpoint, RequestFailed, endpoint
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.expand.desired import expand
+from sync.report import changes as report
 
 from .conftest import Obs
 from .fakedd import FakeDatadog
@@ -254,7 +255,7 @@ def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeData
     prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
     desired = expand(load(obs.definitions), "prod")
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
-        plan = live.plan(client, "prod", desired)
+        plan = reads.plan(client, "prod", desired)
         gone = next(c for c in plan.pending if c.key == "prod/critical/age")
         dd.delete_monitor(int(str(gone.id)))  # deleted by hand between the plan and the sync
         outcomes = apply.apply(plan, client)
@@ -390,7 +391,7 @@ def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs:
     stray = _synced_then_retyped(obs, dd)
     desired = expand(load(obs.definitions), "prod")
     with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
-        plan = live.plan(client, "prod", desired)
+        plan = reads.plan(client, "prod", desired)
         (outcome,) = apply.apply(plan, client)
     assert not outcome.ok and "502" in outcome.error
     assert stray["id"] in dd.monitors
@@ -432,7 +433,7 @@ def test_one_refusal_for_every_write_is_reported_a_few_times_not_once_a_monitor(
     prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
     desired = expand(load(obs.definitions), "prod")
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as reader:
-        plan = live.plan(reader, "prod", desired)
+        plan = reads.plan(reader, "prod", desired)
     with closing(Datadog(Endpoint(dd.url, dd.api_key, "an-application-key-without-rights"))) as writer:
         outcomes = apply.apply(plan, writer)
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)

@@ -19,7 +19,7 @@ from botocore.exceptions import (
     PartialCredentialsError,
 )
 
-from ..errors import ObsError
+from sync.errors import ObsError
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient

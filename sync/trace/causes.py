@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .events import Delivery
+from sync.trace.events import Delivery
 
 
 @dataclass(frozen=True)

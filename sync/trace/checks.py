@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import causes
-from .live import QueueFacts
-from .policy import key_policy_allows, queue_policy_allows
+from sync.trace import causes
+from sync.trace.facts import QueueFacts
+from sync.trace.policy import key_policy_allows, queue_policy_allows
 
 CHECKABLE = frozenset(
     {causes.QUEUE_POLICY, causes.QUEUE_DELETED, causes.KMS_ACCESS, causes.KMS_DISABLED, causes.KMS_NOT_FOUND}

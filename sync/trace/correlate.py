@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..model import PublisherLog
-from .aws import Clients
-from .failures import Failure
-from .logs import Progress, filter_events
+from sync.definitions.model import PublisherLog
+from sync.trace.aws import Clients
+from sync.trace.failures import Failure
+from sync.trace.logs import Progress, filter_events
 
 PATTERN_LIMIT = 1024  # FilterLogEvents filterPattern maximum length
 _MISSING = "fix publisher_log.log_group of the queue in queues.yaml"

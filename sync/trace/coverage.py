@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from ..errors import ObsError
-from .failures import Failure, Tally, Window
-from .logs import LoggingStatus
-from .metrics import MetricSummary
-from .target import TraceTarget
+from sync.errors import ObsError
+from sync.trace.failures import Failure, Tally, Window
+from sync.trace.logs import LoggingStatus
+from sync.trace.metrics import MetricSummary
+from sync.trace.target import TraceTarget
 
 LOG_LAG = timedelta(minutes=1)  # SNS writes a failure 15-60 s after giving up
 

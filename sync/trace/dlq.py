@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from .aws import NONEXISTENT_QUEUE, Clients, aws_errors, error_code
-from .events import arn_account, arn_region, queue_name_of
+from sync.trace.aws import NONEXISTENT_QUEUE, Clients, aws_errors, error_code
+from sync.trace.events import arn_account, arn_region, queue_name_of
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

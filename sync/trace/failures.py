@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from .causes import RANK, Cause, classify
-from .events import Delivery, parse_event
+from sync.trace.causes import RANK, Cause, classify
+from sync.trace.events import Delivery, parse_event
 
 
 @dataclass(frozen=True)

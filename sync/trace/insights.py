@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..errors import ObsError
-from .aws import Clients, aws_errors
-from .events import parse_time
-from .logs import Progress, filter_events, millis
+from sync.errors import ObsError
+from sync.trace.aws import Clients, aws_errors
+from sync.trace.events import parse_time
+from sync.trace.logs import Progress, filter_events, millis
 
 ROW_LIMIT = 10_000  # rows one query returns on every API version
 QUERY = "fields @timestamp, @message | sort @timestamp asc | limit {limit}"

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from ..errors import ObsError
-from .aws import Clients, aws_errors, error_code
-from .failures import Collector, Window
-from .target import TraceTarget
+from sync.errors import ObsError
+from sync.trace.aws import Clients, aws_errors, error_code
+from sync.trace.failures import Collector, Window
+from sync.trace.target import TraceTarget
 
 if TYPE_CHECKING:
     from mypy_boto3_logs.type_defs import FilterLogEventsRequestTypeDef

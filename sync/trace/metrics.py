@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from .aws import Clients, aws_errors
-from .target import TraceTarget
+from sync.trace.aws import Clients, aws_errors
+from sync.trace.target import TraceTarget
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch.type_defs import MetricDataQueryTypeDef

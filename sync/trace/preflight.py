@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ObsError
-from .logs import LoggingStatus
-from .target import TraceTarget
+from sync.errors import ObsError
+from sync.trace.logs import LoggingStatus
+from sync.trace.target import TraceTarget
 
 
 @dataclass(frozen=True)

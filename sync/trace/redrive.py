@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..errors import ObsError
-from .aws import Clients
-from .dlq import DlqMessage, peek
-from .events import queue_name_of
-from .failures import Failure
-from .live import Subscription
-from .target import TraceTarget
+from sync.errors import ObsError
+from sync.trace.aws import Clients
+from sync.trace.dlq import DlqMessage, peek
+from sync.trace.events import queue_name_of
+from sync.trace.facts import Subscription
+from sync.trace.failures import Failure
+from sync.trace.target import TraceTarget
 
 
 @dataclass(frozen=True)

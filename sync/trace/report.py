@@ -9,12 +9,12 @@ from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
-from .causes import Cause
-from .checks import CHECKABLE, Check
-from .metrics import Cluster, MetricSummary, clusters, period_text
-from .policy import sns_principal
-from .target import iso
-from .tracer import Finding, TraceResult
+from sync.trace.causes import Cause
+from sync.trace.checks import CHECKABLE, Check
+from sync.trace.metrics import Cluster, MetricSummary, clusters, period_text
+from sync.trace.policy import sns_principal
+from sync.trace.target import iso
+from sync.trace.tracer import Finding, TraceResult
 
 _BODY_WIDTH = 60
 _CLUSTERS = 8

@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..errors import ObsError
-from ..model import PublisherLog
-from .events import parse_time
+from sync.definitions.model import PublisherLog
+from sync.errors import ObsError
+from sync.trace.events import parse_time
 
 _ARN = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,256})$")
 _DURATION_PART = re.compile(r"(\d+)\s*(w|d|h|m|s)", re.IGNORECASE)

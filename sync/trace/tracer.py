@@ -6,20 +6,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from ..errors import ObsError
-from .aws import Clients
-from .checks import CHECKABLE, Check, judge
-from .correlate import Published, lookup_published
-from .coverage import metric_gap, recent_note, retried_note, silent_logging
-from .dlq import DlqMessage
-from .failures import Collector, Failure, Tally, Window
-from .insights import insights_events
-from .live import Listed, Subscription, list_subscriptions, queue_facts, subscriptions
-from .logs import LoggingStatus, Progress, filter_events, logging_status, read_failures
-from .metrics import MetricSummary, failure_metrics
-from .preflight import logging_off, preflight
-from .redrive import loss_notes, peek_dlqs, redrives
-from .target import TraceTarget
+from sync.errors import ObsError
+from sync.trace.aws import Clients
+from sync.trace.checks import CHECKABLE, Check, judge
+from sync.trace.correlate import Published, lookup_published
+from sync.trace.coverage import metric_gap, recent_note, retried_note, silent_logging
+from sync.trace.dlq import DlqMessage
+from sync.trace.facts import Listed, Subscription, list_subscriptions, queue_facts, subscriptions
+from sync.trace.failures import Collector, Failure, Tally, Window
+from sync.trace.insights import insights_events
+from sync.trace.logs import LoggingStatus, Progress, filter_events, logging_status, read_failures
+from sync.trace.metrics import MetricSummary, failure_metrics
+from sync.trace.preflight import logging_off, preflight
+from sync.trace.redrive import loss_notes, peek_dlqs, redrives
+from sync.trace.target import TraceTarget
 
 INSIGHTS_AFTER = timedelta(hours=6)  # shorter windows page through FilterLogEvents quickly enough
 

@@ -9,21 +9,21 @@ from typing import Any
 
 import pytest
 
+from sync.definitions.model import Definitions, PublisherLog
 from sync.errors import ObsError
-from sync.model import Definitions, PublisherLog
-from sync.naming import placed_queues
+from sync.expand.naming import placed_queues
 from sync.trace import causes
 from sync.trace.checks import CONFIRMS, CONTRADICTS, INCONCLUSIVE, judge
 from sync.trace.correlate import PATTERN_LIMIT, id_batches, or_pattern, parse_publisher_line
 from sync.trace.coverage import metric_gap, recent_note, retried_note
 from sync.trace.dlq import parse_dlq_message
+from sync.trace.facts import KeyFacts, QueueFacts
 from sync.trace.failures import Collector, Window
-from sync.trace.live import KeyFacts, QueueFacts
 from sync.trace.logs import LoggingStatus
 from sync.trace.metrics import MetricSummary, clusters, period_for
-from sync.trace.placement import resolve_queues, target_from_placed
 from sync.trace.policy import key_policy_allows, queue_policy_allows, sns_principal
 from sync.trace.preflight import preflight
+from sync.trace.resolve import resolve_queues, target_from_placed
 from sync.trace.target import TraceTarget, parse_duration, target_from_arn, window_bounds
 from tests.trace.trace_world import failure_event
 

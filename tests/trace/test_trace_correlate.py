@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from sync.cli.trace import FOUND, execute
 from sync.errors import ObsError
-from sync.trace.cli import FOUND, execute
 from tests.trace.test_trace_moto import NOW, ago, parse, run_json
 from tests.trace.trace_world import World, failure_event, failure_group
 

@@ -6,8 +6,8 @@ import io
 import json
 from typing import Any
 
+from sync.cli.trace import FOUND, execute
 from sync.trace.aws import Clients
-from sync.trace.cli import FOUND, execute
 from tests.trace.test_trace_correlate import park
 from tests.trace.test_trace_moto import NOW, TOPIC, ago, parse
 from tests.trace.trace_world import World, failure_event, failure_group

@@ -12,9 +12,9 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 
+from sync.cli.trace import FOUND, execute
 from sync.errors import ObsError
 from sync.trace.aws import Clients
-from sync.trace.cli import FOUND, execute
 from sync.trace.failures import Window
 from sync.trace.logs import filter_events, read_failures
 from sync.trace.target import TraceTarget

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from sync.cli import main
+from sync.cli.app import main
+from sync.cli.trace import FOUND, execute, progress_lines, register
 from sync.errors import ObsError
-from sync.trace.cli import FOUND, execute, progress_lines, register
 from sync.trace.failures import Window
 from sync.trace.logs import filter_events, read_failures
 from sync.trace.target import TraceTarget

@@ -1,0 +1,50 @@
+"""Refuse bodies the Datadog API would reject, naming the definition they came from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sync.check import models
+from sync.core.resources import DASHBOARD, Resource
+from sync.definitions.model import Definitions
+from sync.definitions.source import undotted
+from sync.errors import ObsError, Problem
+from sync.expand.desired import expand_all
+
+_MAX_SHOWN = 20
+
+
+def expand_checked(defs: Definitions) -> Mapping[str, Sequence[Resource]]:
+    """Every environment's resources, each body checked: what `obs validate` vouches for."""
+    rendered = expand_all(defs)
+    check(defs, [r for resources in rendered.values() for r in resources])
+    return rendered
+
+
+def check(defs: Definitions, resources: Sequence[Resource]) -> None:
+    """A dashboard problem points into its template, once for all environments that share it."""
+    found: dict[tuple[str, str, str, str], list[str]] = {}
+    for resource, (path, what) in models.rejected(resources):
+        origin = resource.key.split("/", 1)[1] if resource.kind == DASHBOARD else resource.key
+        found.setdefault((resource.kind, origin, path, what), []).append(resource.env)
+    if not found:
+        return
+    problems = []
+    for (kind, origin, path, what), envs in found.items():
+        where = f"{path or 'body'}: {what}"
+        if kind == DASHBOARD:
+            template = next(t for t in defs.dashboards if t.name == origin)
+            problems.append(
+                Problem(
+                    what=f"the Datadog API would reject {where} (in {', '.join(sorted(set(envs)))})",
+                    fix="fix the widget or variable there; the Datadog dashboard API reference lists its keys",
+                    file=template.source.path,
+                    line=template.source.line_of(undotted(path)),
+                )
+            )
+        else:
+            problems.append(Problem(what=f"monitor {origin}: the Datadog API would reject {where}", fix="report it"))
+    shown = problems[:_MAX_SHOWN]
+    if len(problems) > _MAX_SHOWN:
+        shown.append(Problem(what=f"... and {len(problems) - _MAX_SHOWN} more"))
+    raise ObsError(*shown)

@@ -1,0 +1,123 @@
+"""Check a request body against datadog-api-client's own models, plus the two checks they skip.
+
+The models raise on wrong types and missing required fields, but keep unknown keys as additional
+properties and mark bad enum values or unmatched oneOf shapes as `_unparsed` instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+from datadog_api_client import ApiClient, Configuration
+from datadog_api_client.exceptions import OpenApiException
+from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
+from datadog_api_client.v1.model.dashboard import Dashboard
+from datadog_api_client.v1.model.monitor import Monitor
+
+from sync.core.resources import DASHBOARD, MONITOR, Resource
+
+_MODELS = {MONITOR: Monitor, DASHBOARD: Dashboard}
+
+
+@cache
+def _client() -> ApiClient:
+    return ApiClient(Configuration())  # type: ignore[no-untyped-call]
+
+
+Problem = tuple[str, str]  # (dotted path in the body, what is wrong there)
+
+
+def problems(kind: str, body: Mapping[str, Any]) -> list[str]:
+    """What the Datadog API would reject in this create/update body; empty when it is accepted."""
+    return [f"{path or 'body'}: {what}" for path, what in located(kind, body)]
+
+
+def located(kind: str, body: Mapping[str, Any]) -> list[Problem]:
+    try:
+        model = _client().deserialize(json.dumps(body), (_MODELS[kind],), True)
+    except (OpenApiException, TypeError, ValueError) as exc:
+        return [("", str(exc).splitlines()[0])]
+    found: list[Problem] = []
+    _walk(model, "", found)
+    if not found and model._unparsed:
+        found.append(("", "holds a value the API does not know"))
+    return found
+
+
+def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
+    """Problems of every resource. obs itself builds monitor bodies, so monitors that differ only in
+    text and numbers share one check (a fleet has few shapes and many monitors)."""
+    found: list[tuple[Resource, Problem]] = []
+    checked: dict[str, list[Problem]] = {}
+    for resource in resources:
+        if resource.kind == MONITOR:
+            shape = json.dumps(_shape(resource.body), sort_keys=True)
+            if shape not in checked:
+                checked[shape] = located(resource.kind, resource.body)
+            result = checked[shape]
+        else:
+            result = located(resource.kind, _shortened(resource.body))
+        found += [(resource, problem) for problem in result]
+    return found
+
+
+_LONGEST, _MOST = 10_000, 501  # above every max_length (5,000) and max_items (500) of a dashboard's models
+
+
+def _shortened(value: Any) -> Any:
+    """The body with long text and long lists of plain values cut: the client tries to parse every string as
+    a date, and a fleet's runbook note runs to hundreds of kilobytes, its template variables to thousands of
+    names. Lists of objects (widgets, requests) are kept whole: each item is checked."""
+    if isinstance(value, dict):
+        return {k: _shortened(v) for k, v in value.items()}
+    if isinstance(value, list):
+        plain = all(isinstance(v, str | int | float | bool) or v is None for v in value)
+        return [_shortened(v) for v in (value[:_MOST] if plain else value)]
+    return value[:_LONGEST] if isinstance(value, str) else value
+
+
+def _shape(value: Any, key: str = "") -> Any:
+    """The body with its text and numbers blanked, keeping types, keys and the enum `type`."""
+    if isinstance(value, dict):
+        return {k: _shape(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    if isinstance(value, str):
+        return value if key == "type" else ""
+    if isinstance(value, bool) or value is None:
+        return value
+    return type(value)()
+
+
+def _walk(value: Any, path: str, found: list[Problem]) -> None:
+    if isinstance(value, UnparsedObject):
+        found.append((path, "matches no shape the API knows"))
+    elif isinstance(value, ModelComposed):
+        for instance in value._composed_instances:
+            if isinstance(instance, ModelNormal):
+                _walk(instance, path, found)
+            else:
+                found.append((path, "matches no shape the API knows (a wrong widget type or key?)"))
+    elif isinstance(value, ModelSimple):
+        if value._unparsed:
+            found.append((path, f"{value.value!r} is not an allowed value"))
+    elif isinstance(value, ModelNormal):
+        known = type(value).attribute_map
+        for name, item in value._data_store.items():
+            if name not in known:
+                found.append((_join(path, name), "unknown key"))
+            else:
+                _walk(item, _join(path, known[name]), found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _walk(item, f"{path}[{index}]", found)
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            _walk(item, _join(path, str(name)), found)
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name

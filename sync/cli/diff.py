@@ -1,0 +1,97 @@
+"""The `obs diff` command line: what a change of the definitions does in every environment, offline."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from sync.check import accepted
+from sync.definitions.load import load
+from sync.errors import ObsError, Problem
+from sync.expand.desired import expand_all
+from sync.preview import comment, report, revision
+from sync.preview.compare import WORKING_TREE, Preview, Rendered, compare, environments
+
+FORMATS = ("text", "markdown", "json")
+EXIT_OK, EXIT_CHANGES = 0, 2
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "diff",
+        help="preview what a change of the definitions does in every environment, offline (for pull requests)",
+        description="Render the definitions of two git revisions and diff each environment's monitors and "
+        "dashboards with the engine of `obs plan`, without credentials. The base is read from git; the working "
+        "tree is never touched. Exit 0 with no changes, 2 with changes and --detailed-exitcode, 1 on error.",
+    )
+    parser.add_argument("--base", required=True, metavar="REF", help="the revision to compare with, e.g. origin/main")
+    parser.add_argument("--head", metavar="REF", help="the revision to preview (default: the working tree)")
+    parser.add_argument(
+        "--base-definitions",
+        metavar="PATH",
+        help="the definitions folder's path in the base revision, from the repository root, when a change moved it",
+    )
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="ENV", help="only this environment (repeatable; default: all)"
+    )
+    parser.add_argument("--format", choices=FORMATS, default="text", help="markdown is made for a pull-request comment")
+    parser.add_argument("--detailed-exitcode", action="store_true", help="exit 2 when anything changes (0 when not)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    root: Path = args.definitions
+    head_label = args.head or WORKING_TREE
+    head = _head(root, args.head)
+    base = _base(root, args.base, args.base_definitions)
+    found = compare(args.base, head_label, base, head, environments(args.env, base, head))
+    sys.stdout.write(_render(found, args.format, _rerun(args)))
+    return EXIT_CHANGES if args.detailed_exitcode and found.pending else EXIT_OK
+
+
+def _head(root: Path, ref: str | None) -> Rendered:
+    """The head must pass `obs validate`: a preview of definitions that cannot sync would mislead."""
+    if ref is None:
+        return _validated(root)
+    with revision.checked_out(root, ref) as folder:
+        try:
+            return _validated(folder)
+        except ObsError as exc:
+            raise _in_revision(exc, f"the head revision '{ref}' does not validate", "fix it there") from None
+
+
+def _validated(folder: Path) -> Rendered:
+    return accepted.expand_checked(load(folder))
+
+
+def _base(root: Path, ref: str, inside: str | None) -> Rendered:
+    """The base only needs to load and expand: it passed validation when it was merged."""
+    with revision.checked_out(root, ref, inside) as folder:
+        try:
+            return expand_all(load(folder))
+        except ObsError as exc:
+            what = f"the base revision '{ref}' does not load with this version of obs"
+            raise _in_revision(exc, what, "compare with another revision, or fix the definitions there") from None
+
+
+def _in_revision(exc: ObsError, what: str, fix: str) -> ObsError:
+    """The revision's own problems, under one line that says which revision they are in."""
+    return ObsError(Problem(what=what, fix=fix), *exc.problems)
+
+
+def _rerun(args: argparse.Namespace) -> str:
+    """The command a reviewer runs for everything the comment left out."""
+    folder: Path = args.definitions
+    # A relative folder is the reviewer's too; an absolute one is the runner's, and stays out of the comment.
+    where = ["--definitions", folder.as_posix()] if not folder.is_absolute() and folder != Path() else []
+    words = ["obs", *where, "diff", "--base", args.base, *(["--head", args.head] if args.head else [])]
+    return shlex.join(words)
+
+
+def _render(found: Preview, fmt: str, rerun: str) -> str:
+    if fmt == "markdown":
+        return comment.comment(found, rerun)
+    return report.as_json(found) if fmt == "json" else report.text(found)

@@ -1,0 +1,113 @@
+"""The `obs trace` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from sync.errors import ObsError
+from sync.trace.aws import Clients, check_region, connect
+from sync.trace.failures import Window
+from sync.trace.logs import Progress
+from sync.trace.report import render_json, render_table
+from sync.trace.resolve import resolve_queues, target_from_definitions
+from sync.trace.target import TraceTarget, is_topic_arn, parse_duration, target_from_arn, window_bounds
+from sync.trace.tracer import Options, trace
+
+FOUND = 3  # exit code when failed deliveries were found
+
+Connector = Callable[[str, str | None], Clients]
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "trace",
+        help="name the messages that failed SNS -> SQS delivery, and why",
+        description="Read the topic's SNS delivery-status Failure log and list each failed message with its "
+        "cause and fix. Exit 0 when nothing failed, 3 when failures were found, 1 on error.",
+    )
+    parser.add_argument("--env", help="environment from the definitions (optional when --topic is an ARN)")
+    parser.add_argument("--topic", required=True, help="topic name (with --env) or topic ARN")
+    parser.add_argument("--since", help="how far back from now, e.g. 30m, 2h, 1d (default 1h)")
+    parser.add_argument("--start", help="window start, ISO-8601 UTC (e.g. 2026-11-30T10:00:00Z)")
+    parser.add_argument("--end", help="window end, ISO-8601 UTC (default now)")
+    parser.add_argument("--queue", action="append", default=[], help="only deliveries to this queue")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument(
+        "--peek-dlq",
+        action="store_true",
+        help="read the subscription DLQ without deleting anything, to show bodies and FIFO ids",
+    )
+    parser.add_argument("--dlq-limit", type=int, default=1000, help="most DLQ messages to peek at")
+    parser.add_argument("--slack", default="5m", help="extra read time for log delivery lag")
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "filter", "insights"),
+        default="auto",
+        help="how to read the log: FilterLogEvents, Logs Insights, or auto (Insights beyond 6 h)",
+    )
+    parser.add_argument("--no-metrics", action="store_true", help="skip the NumberOfNotificationsFailed summary")
+    parser.add_argument("--endpoint-url", help="AWS endpoint override (default: AWS_ENDPOINT_URL, else AWS)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return execute(args, connect)
+
+
+def execute(
+    args: argparse.Namespace,
+    connector: Connector,
+    now: datetime | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Trace as the arguments ask, print the report; 0 when nothing failed, 3 when something did."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    target = _target(args)
+    check_region(target.partition, target.region, f"topic {target.topic_arn}")
+    now = now or datetime.now(UTC)
+    start, end = window_bounds(args.since, args.start, args.end, now)
+    window = Window(start, end, parse_duration(args.slack, "--slack", allow_zero=True))
+    if args.dlq_limit < 1:
+        raise ObsError.of(f"--dlq-limit {args.dlq_limit} is below 1", "give a positive number of messages")
+    queues = resolve_queues(target, args.queue)
+    options = Options(peek_dlq=args.peek_dlq, dlq_limit=args.dlq_limit, metrics=not args.no_metrics, engine=args.engine)
+    clients = connector(target.region, args.endpoint_url)
+    result = trace(clients, target, window, queues=queues, options=options, progress=progress_lines(err), now=now)
+    out.write(render_json(result) + "\n" if args.format == "json" else render_table(result))
+    return FOUND if result.findings else 0
+
+
+def _target(args: argparse.Namespace) -> TraceTarget:
+    topic: str = args.topic
+    if args.env:
+        root: Path = getattr(args, "definitions", None) or Path.cwd()
+        return target_from_definitions(root, args.env, topic)
+    if is_topic_arn(topic):
+        return target_from_arn(topic)
+    raise ObsError.of(
+        f"--topic {topic!r} is a name, so obs needs --env to place it",
+        "add --env ENV, or pass the topic ARN (arn:aws:sns:<region>:<account>:<name>)",
+    )
+
+
+def progress_lines(err: TextIO, clock: Callable[[], float] = time.monotonic, every: float = 1.0) -> Progress:
+    """Progress lines on stderr, at most one a second so long reads stay readable."""
+    last = [clock()]
+
+    def report(text: str) -> None:
+        moment = clock()
+        if moment - last[0] < every:
+            return
+        last[0] = moment
+        err.write(f"reading {text}\n")
+        err.flush()
+
+    return report

@@ -1,0 +1,257 @@
+"""Pure: desired resources x live objects -> the changes that make live match desired.
+
+Only what we own is compared: the live object is projected onto the desired body's shape, then the
+server's known rewrites are normalised away, so that a plan right after a sync is empty.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sync.core import placeholders
+from sync.core.resources import DASHBOARD, KIND_ORDER, MONITOR, Resource, title_of
+
+CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
+ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
+
+_ABSENT = object()
+_TYPE_ALIASES = {"metric alert": "query alert"}  # the server swaps these two for classic metric queries
+
+
+@dataclass(frozen=True)
+class Live:
+    """An object read from Datadog; `key` is None when it lacks our ownership marker."""
+
+    kind: str
+    id: str
+    key: str | None
+    body: Mapping[str, Any]
+    created: str = ""  # the server's creation time, ISO 8601: of two objects with one key the older is kept
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    path: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class Change:
+    action: str
+    kind: str
+    key: str
+    title: str
+    env: str
+    queue: str | None = None
+    id: str | None = None
+    fields: tuple[FieldChange, ...] = ()
+    note: str = ""  # why, when the action alone does not say it: a duplicate, an adoption, a replacement
+    replace: bool = False  # the change cannot be made in place: delete and create, with a new ID
+    duplicate_of: str | None = None  # deletes an exact copy of this live object, which stays
+    body: Mapping[str, Any] | None = None  # what to write, dashboard links resolved to the IDs known now
+
+
+@dataclass(frozen=True)
+class Plan:
+    env: str
+    changes: tuple[Change, ...]
+    unmanaged: tuple[Live, ...] = ()
+
+    def count(self) -> dict[str, int]:
+        counts = Counter(c.action for c in self.changes)
+        return {**{a: counts.get(a, 0) for a in ACTIONS}, "unmanaged": len(self.unmanaged)}
+
+    @property
+    def pending(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.action != UNCHANGED)
+
+    @property
+    def awaiting(self) -> list[str]:
+        """Dashboards whose IDs pending writes still wait for: the sync fills them in once it knows them."""
+        return placeholders.awaited(c.body for c in self.pending if c.body is not None)
+
+
+def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, adopt: bool = False) -> Plan:
+    """Match desired and live by (kind, key) within one environment.
+
+    Live objects of other environments are not looked at. Of two live objects with one key one is kept
+    (the older, unless only the newer has the right type) and the other deleted. A live object without our
+    marker is never changed, except that with `adopt` one whose name matches a desired resource is taken
+    over, keeping its ID.
+    """
+    owned: dict[tuple[str, str], list[Live]] = {}
+    for obj in live:
+        if obj.key is not None and obj.key.split("/", 1)[0] == env:
+            owned.setdefault((obj.kind, obj.key), []).append(obj)
+    wanted = {(r.kind, r.key): r for r in desired}
+    current: dict[tuple[str, str], Live] = {}
+    extras: dict[tuple[str, str], list[Live]] = {}
+    for (kind, key), twins in owned.items():
+        current[kind, key], *extras[kind, key] = sorted(twins, key=lambda o: _keep_first(wanted.get((kind, key)), o))
+    by_title = _unmanaged_by_title(desired, live)
+    adopted: dict[tuple[str, str], Live] = {}
+    if adopt:
+        for resource in desired:
+            found = by_title.get((resource.kind, resource.title.strip()), [])
+            if (resource.kind, resource.key) not in current and len(found) == 1 and _same_type(resource, found[0]):
+                adopted[resource.kind, resource.key] = found.pop()
+    bodies = _linked(wanted, {**current, **adopted})
+    changes = [_twin(bodies.get(at), keep, twin, env) for at, keep in current.items() for twin in extras[at]]
+    for at, resource in wanted.items():
+        match = current.pop(at, None) or adopted.get(at)
+        if match is None:
+            changes.append(_change(CREATE, resource, bodies[at]))
+            continue
+        fields = diff(bodies[at], match.body)
+        note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
+        replace = any(f.path == _FIXED[resource.kind] for f in fields)
+        if replace:
+            note = f"its {_FIXED[resource.kind]} cannot change in place: it is deleted and created again, with a new ID"
+        changes.append(_change(UPDATE if fields else UNCHANGED, resource, bodies[at], match.id, fields, note, replace))
+    for (kind, key), orphan in current.items():
+        changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id))
+    changes.sort(key=lambda c: (KIND_ORDER.index(c.kind), c.key, c.id or ""))
+    unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind, o.id))
+    return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
+
+
+# The field whose change the API cannot make in place (the Terraform provider forces a new resource too).
+_FIXED = {MONITOR: "type", DASHBOARD: "layout_type"}
+
+
+def _keep_first(resource: Resource | None, obj: Live) -> tuple[bool, str, str]:
+    """Of live objects with one key, keep one whose type can be updated in place, then the oldest."""
+    return not _fits(resource, obj), obj.created, obj.id.zfill(20)
+
+
+def _fits(resource: Resource | None, obj: Live) -> bool:
+    """Whether the live object can become the resource in place (its type or layout is the same)."""
+    fixed = _FIXED[obj.kind]
+    return resource is None or _normal(resource.body.get(fixed), fixed) == _normal(obj.body.get(fixed), fixed)
+
+
+def _linked(
+    wanted: Mapping[tuple[str, str], Resource], matched: Mapping[tuple[str, str], Live]
+) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """Desired bodies with the IDs of the dashboards that keep theirs put into monitor messages; a dashboard
+    to be created or replaced has no ID yet, and its placeholder stays until the sync has written it."""
+    ids = {
+        key: obj.id
+        for (kind, key), obj in matched.items()
+        if kind == DASHBOARD and (kind, key) in wanted and _fits(wanted[kind, key], obj)
+    }
+    return {at: placeholders.resolve(r.body, ids) if r.kind == MONITOR else r.body for at, r in wanted.items()}
+
+
+def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> Change:
+    """A second live object with a key. An exact copy (a create retried after its answer was lost) is a
+    duplicate; one that differs may be a person's copy, so its deletion counts as an orphan's."""
+    title = title_of(twin.body)
+    if body is not None and not diff(body, twin.body):
+        note = f"duplicate of {twin.kind} {keep.id}, which is kept"
+        return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, duplicate_of=keep.id)
+    note = f"a second {twin.kind} with this key, kept {keep.id} instead (a copy made by hand?)"
+    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note)
+
+
+def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> dict[tuple[str, str], list[Live]]:
+    """Unmanaged live objects that share a name with a desired resource: the ones worth reporting."""
+    titles = {(r.kind, r.title.strip()) for r in desired}
+    found: dict[tuple[str, str], list[Live]] = {}
+    for obj in live:
+        title = (obj.kind, title_of(obj.body).strip())
+        if obj.key is None and title in titles:
+            found.setdefault(title, []).append(obj)
+    return found
+
+
+def _same_type(resource: Resource, obj: Live) -> bool:
+    return bool(_normal(resource.body.get("type"), "type") == _normal(obj.body.get("type"), "type"))
+
+
+def _change(
+    action: str,
+    resource: Resource,
+    body: Mapping[str, Any],
+    live_id: str | None = None,
+    fields: tuple[FieldChange, ...] = (),
+    note: str = "",
+    replace: bool = False,
+) -> Change:
+    return Change(
+        action,
+        resource.kind,
+        resource.key,
+        resource.title,
+        resource.env,
+        resource.queue,
+        live_id,
+        fields,
+        note,
+        replace,
+        body=body,
+    )
+
+
+def diff(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldChange, ...]:
+    """Field changes from live to desired, as dotted paths, over what obs owns: the desired body's keys, and
+    the keys obs may have set before but leaves out now (a removed warning threshold, a renotify interval
+    set to 0), so that a live value left from an older definition is not kept by mistake."""
+    found: list[FieldChange] = []
+    _diff(desired, live, "", found)
+    return tuple(found)
+
+
+# Mappings obs owns whole: the server adds nothing inside them but widget ids.
+_OWNED_WHOLE = ("options.thresholds", "widgets", "template_variables")
+_INSIDE_OWNED_WHOLE = tuple(f"{p}{c}" for p in _OWNED_WHOLE for c in ".[")
+# Keys obs leaves out when unset instead of sending a default; the server does not fill them in.
+_OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval"})
+
+
+def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
+    if isinstance(want, Mapping) and isinstance(have, Mapping):
+        owned = set(want) | {k for k in have if k not in want and _owned_when_absent(_join(path, k))}
+        for key in sorted(owned):
+            if key != "id":  # ids are the server's, at any depth (a dashboard's, its widgets')
+                _diff(want.get(key, _ABSENT), have.get(key, _ABSENT), _join(path, key), found)
+        return
+    if isinstance(want, list) and isinstance(have, list) and len(want) == len(have) and path != "tags":
+        for index, (w, h) in enumerate(zip(want, have, strict=True)):
+            _diff(w, h, f"{path}[{index}]", found)
+        return
+    if _normal(want, path) != _normal(have, path):
+        found.append(FieldChange(path, None if have is _ABSENT else have, None if want is _ABSENT else want))
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _owned_when_absent(path: str) -> bool:
+    return path.startswith(_INSIDE_OWNED_WHOLE) or path in _OWNED_WHEN_ABSENT
+
+
+def _normal(value: Any, path: str) -> Any:
+    """The comparable form of a leaf: the server's rewrites undone."""
+    if value is _ABSENT or value is None or value == {}:
+        return None  # null, absent and an empty mapping (the server drops `thresholds: {}`) mean the same
+    if path == "priority" and value == 0:
+        return None  # the server stores priority 0 as null
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return float(value)  # thresholds come back as floats: 2 == 2.0
+    if isinstance(value, str):
+        text = value.strip()  # name, message and query are trimmed server-side
+        return _TYPE_ALIASES.get(text, text) if path == "type" else text
+    if isinstance(value, list):
+        items = [_normal(v, path) for v in value]
+        return sorted(map(repr, items)) if path == "tags" else items
+    if isinstance(value, Mapping):
+        return {k: _normal(v, path) for k, v in value.items() if k != "id" and v is not None}
+    return value

@@ -1,0 +1,157 @@
+"""Apply a plan: the writes that make live match desired, concurrently, in an order that lets links resolve.
+
+Dashboards are written before the monitors whose messages link to them, and deleted after them. A failed
+change is reported and the rest go on. A create whose answer was lost is looked up by key before it is
+tried again, so a lost response never leaves a duplicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from sync.core import placeholders
+from sync.core.plan import CREATE, DELETE, Change, Plan
+from sync.core.resources import DASHBOARD, KEY_TAG_PREFIX, MONITOR
+from sync.datadog import reads
+from sync.datadog.client import Datadog, RequestFailed
+
+_CREATE_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Outcome:
+    change: Change
+    id: str | None = None  # the object's ID once the change is made
+    error: str = ""
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+def phases(plan: Plan) -> list[list[Change]]:
+    """Writes in dependency order: each phase finishes before the next starts."""
+    pending = plan.pending
+    return [
+        [c for c in pending if c.kind == DASHBOARD and c.action != DELETE],
+        [c for c in pending if c.kind == MONITOR and c.action != DELETE],
+        [c for c in pending if c.kind == MONITOR and c.action == DELETE],
+        [c for c in pending if c.kind == DASHBOARD and c.action == DELETE],
+    ]
+
+
+def apply(
+    plan: Plan,
+    dd: Datadog,
+    *,
+    dry_run: bool = False,
+    workers: int = 8,
+    done: Callable[[Outcome], None] = lambda outcome: None,
+) -> list[Outcome]:
+    """Make the changes; a dry run instead puts every monitor to create or update through the API's
+    validate endpoint, and writes nothing."""
+    if dry_run:
+        return _run_phases(Plan(plan.env, checked(plan)), workers, done, lambda change, ids: _validate(dd, change, ids))
+    return _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids))
+
+
+def checked(plan: Plan) -> tuple[Change, ...]:
+    """What a dry run can check with the API: monitors to create or update (dashboards have no validate
+    endpoint, and deletions nothing to validate)."""
+    return tuple(c for c in plan.pending if c.kind == MONITOR and c.action != DELETE)
+
+
+Run = Callable[[Change, Mapping[str, str]], Outcome]
+
+
+def _run_phases(plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    board_ids: dict[str, str] = {}  # dashboards written in this sync: the links to them get their new IDs
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync")
+    try:
+        for phase in phases(plan):
+            for future in as_completed([pool.submit(run, change, dict(board_ids)) for change in phase]):
+                outcome = future.result()
+                done(outcome)
+                outcomes.append(outcome)
+                # A failed replacement still has a dashboard (the old one, or the new one whose predecessor
+                # could not be deleted): its links stay. Only a failed create leaves none.
+                if outcome.id and outcome.change.kind == DASHBOARD and outcome.change.action != DELETE:
+                    board_ids[outcome.change.key] = outcome.id
+    finally:
+        # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.
+        pool.shutdown(wait=True, cancel_futures=True)
+    order = {id(change): index for index, change in enumerate(plan.changes)}
+    return sorted(outcomes, key=lambda o: order[id(o.change)])
+
+
+def _body(change: Change, board_ids: Mapping[str, str]) -> tuple[Mapping[str, Any], str]:
+    """The body to send, with the IDs of dashboards just written; a link to a dashboard whose write
+    failed is left out (never sent as a placeholder), and the next sync puts it in."""
+    assert change.body is not None  # every create and update carries its body
+    body = placeholders.resolve(change.body, board_ids, drop_unresolved=True)
+    missing = placeholders.placeholders(str(change.body.get("message", ""))) - set(board_ids)
+    note = f"sent without its link to dashboard {', '.join(sorted(missing))}, which has no ID yet" if missing else ""
+    return body, note
+
+
+def _write(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
+    try:
+        if change.action == DELETE:
+            dd.delete(change.kind, str(change.id))
+            return Outcome(change, change.id)
+        body, linked = _body(change, board_ids)
+        if change.action == CREATE:
+            new_id, note = _create(dd, change, body)
+            return Outcome(change, new_id, note=note or linked)
+        if change.replace:
+            new_id, note = _create(dd, change, body, replacing=change.id)
+            try:
+                dd.delete(change.kind, str(change.id))
+            except RequestFailed as exc:
+                return Outcome(
+                    change, new_id, error=f"created {new_id}, but deleting the old {change.id} failed: {exc}"
+                )
+            return Outcome(change, new_id, note=f"replaced: the new ID is {new_id}")
+        dd.update(change.kind, str(change.id), body)
+        return Outcome(change, change.id, note=linked)
+    except RequestFailed as exc:
+        return Outcome(change, change.id, error=str(exc))
+
+
+def _create(dd: Datadog, change: Change, body: Mapping[str, Any], replacing: str | None = None) -> tuple[str, str]:
+    """Create, and after an ambiguous failure look the key up before trying again."""
+    for attempt in range(1, _CREATE_ATTEMPTS + 1):
+        try:
+            return str(dd.create(change.kind, body)["id"]), ""
+        except RequestFailed as exc:
+            if not exc.ambiguous or attempt == _CREATE_ATTEMPTS:
+                raise
+            found = _find(dd, change, replacing)
+            if found is not None:
+                return found, f"the answer to the create was lost ({exc.detail}); found it committed, by key"
+            dd.backoff(attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _find(dd: Datadog, change: Change, replacing: str | None) -> str | None:
+    if change.kind == MONITOR:
+        found = [reads.monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{change.key}")]
+    else:
+        found = [reads.dashboard(s) for s in dd.dashboard_summaries()]
+    # The object being replaced carries the same key: it is not the one we just created.
+    ids = sorted((o.created, o.id) for o in found if o.key == change.key and o.id != replacing)
+    return ids[0][1] if ids else None
+
+
+def _validate(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
+    try:
+        existing = None if change.replace else change.id  # a replacement is validated as the new monitor it is
+        errors = dd.validate_monitor(_body(change, board_ids)[0], existing)
+    except RequestFailed as exc:
+        return Outcome(change, change.id, error=str(exc))
+    return Outcome(change, change.id, error="; ".join(errors))

@@ -1,0 +1,302 @@
+"""The one module that talks to Datadog, through datadog-api-client: reads live state and writes changes.
+
+Bodies go out and come back as plain JSON (the client's models are only used to validate, in apimodel), so
+that what we diff is exactly what the server said. Requests are paced by the X-RateLimit-* headers, a 429
+waits for the reset, and transient failures (5xx, timeouts, dropped connections) are retried, except a
+create: its failure is ambiguous (it may have been committed) and is raised for the caller to look the key
+up before creating again.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import urllib3
+from datadog_api_client import ApiClient, Configuration
+from datadog_api_client.exceptions import ApiException
+from datadog_api_client.rest import RESTClientObject
+from datadog_api_client.v1.api.dashboards_api import DashboardsApi
+from datadog_api_client.v1.api.monitors_api import MonitorsApi
+
+from sync.core.resources import MANAGED_TAG, MONITOR
+from sync.datadog.pacing import Pacer
+from sync.errors import ObsError
+
+API_KEY, APP_KEY, SITE, HOST = "DD_API_KEY", "DD_APP_KEY", "DD_SITE", "DD_HOST"
+MONITOR_PAGE = 1000  # the list endpoint's maximum page size
+DASHBOARD_PAGE = 1000
+_MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where to send requests and the keys to send; the keys never appear in repr, output or errors."""
+
+    host: str
+    api_key: str = field(repr=False)
+    app_key: str = field(repr=False)
+
+
+def endpoint(environ: Mapping[str, str], site: str, env_name: str) -> Endpoint:
+    """Credentials and API host from the conventional variables; DD_HOST overrides the site."""
+    missing = [name for name in (API_KEY, APP_KEY) if not environ.get(name)]
+    if missing:
+        raise ObsError.of(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set",
+            f"export an API key and an application key of the Datadog org of {env_name!r}, "
+            "or add --offline to plan against an empty org",
+        )
+    host = environ.get(HOST, "").strip().rstrip("/")
+    if host and (not host.startswith(("http://", "https://")) or "@" in host):
+        # No user:password@ either: the host is printed with every plan.
+        raise ObsError.of(f"{HOST} must be a base URL such as https://api.{site}, without credentials")
+    chosen = environ.get(SITE, "").strip()
+    if not host and chosen and chosen != site:
+        # A global DD_SITE must not send one environment's monitors to another org.
+        raise ObsError.of(
+            f"{SITE} is {chosen!r} but environment {env_name!r} lives on {site!r} (its datadog.site)",
+            f"unset {SITE}, or correct datadog.site in environments/{env_name}.yaml",
+        )
+    return Endpoint(host or f"https://api.{site}", environ[API_KEY], environ[APP_KEY])
+
+
+class RequestFailed(Exception):
+    """A request that Datadog refused or that did not complete. The message is safe to print."""
+
+    def __init__(self, label: str, detail: str, status: int | None = None, *, ambiguous: bool = False) -> None:
+        super().__init__(f"{label}: {detail}")
+        self.detail = detail
+        self.status = status
+        self.ambiguous = ambiguous  # a write that may have been committed although we saw no answer
+
+
+class _Client(ApiClient):
+    """The client with a connection pool as large as the number of concurrent writes."""
+
+    def __init__(self, configuration: Configuration, pool: int) -> None:
+        self._pool = pool
+        super().__init__(configuration)
+
+    def _build_rest_client(self) -> RESTClientObject:
+        return RESTClientObject(self.configuration, maxsize=self._pool)  # type: ignore[no-untyped-call]
+
+
+class Datadog:
+    def __init__(
+        self,
+        target: Endpoint,
+        *,
+        workers: int = 8,
+        timeout: float = 30.0,
+        attempts: int = 5,
+        backoff: float = 0.5,
+    ) -> None:
+        keys = {"apiKeyAuth": target.api_key, "appKeyAuth": target.app_key}
+        config = Configuration(host=target.host, api_key=keys)  # type: ignore[no-untyped-call]
+        config.preload_content = False  # raw JSON and headers: exact bodies, and the rate-limit budget
+        config.check_input_type = False  # plain dict bodies, already checked against the models
+        config.request_timeout = timeout
+        config.retry_policy = urllib3.Retry(total=0, redirect=False)  # retries are ours: never a blind POST retry
+        config.is_iac = True
+        self.host = target.host
+        self._secrets = [key for key in (target.api_key, target.app_key) if len(key) >= 8]  # real keys: 32, 40
+        self._client = _Client(config, pool=workers + 2)
+        self._monitors = MonitorsApi(self._client)  # type: ignore[no-untyped-call]
+        self._dashboards = DashboardsApi(self._client)  # type: ignore[no-untyped-call]
+        self._pacer = Pacer(time.monotonic, time.sleep)
+        self._attempts = attempts
+        self._backoff = backoff
+        self._lock = threading.Lock()
+        self.calls: Counter[str] = Counter()
+        self.retried = 0
+        self.throttled = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    @property
+    def waited(self) -> float:
+        return self._pacer.waited
+
+    # Reads
+
+    def managed_monitors(self, env: str | None) -> list[dict[str, Any]]:
+        """Our monitors (of one environment), a thousand per call. The filter only saves calls: ownership is
+        checked again on every object, so a looser server-side match can never make us touch a stranger."""
+        return list(self._monitor_pages(f"{MANAGED_TAG},env:{env}" if env else MANAGED_TAG))
+
+    def all_monitors(self) -> list[dict[str, Any]]:
+        return list(self._monitor_pages(None))
+
+    def find_monitors(self, key_tag: str) -> list[dict[str, Any]]:
+        return list(self._monitor_pages(key_tag))
+
+    def dashboard_summaries(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        while True:
+            page = self._send(
+                "dashboards read",
+                "GET /api/v1/dashboard",
+                self._dashboards.list_dashboards,
+                count=DASHBOARD_PAGE,
+                start=len(found),
+            )
+            items = page.get("dashboards") or []
+            found += items
+            if not items:  # the page size may be capped below what we ask for: stop only on an empty page
+                return found
+
+    def dashboard(self, dashboard_id: str) -> dict[str, Any]:
+        found: dict[str, Any] = self._send(
+            "dashboards read", "GET /api/v1/dashboard/{id}", self._dashboards.get_dashboard, dashboard_id
+        )
+        return found
+
+    def _monitor_pages(self, tags: str | None) -> Iterator[dict[str, Any]]:
+        filters: dict[str, Any] = {"monitor_tags": tags} if tags else {}
+        page = largest = 0
+        while True:
+            items: list[dict[str, Any]] = self._send(
+                "monitors read",
+                "GET /api/v1/monitor",
+                self._monitors.list_monitors,
+                page=page,
+                page_size=MONITOR_PAGE,
+                **filters,
+            )
+            yield from items
+            largest = max(largest, len(items))
+            # A short page ends the list, but only when shorter than one already seen: a server that caps
+            # the page size below what we ask must not make us miss monitors (and then duplicate them).
+            if not items or len(items) < largest:
+                return
+            page += 1
+
+    # Writes: a create is never repeated here (see RequestFailed.ambiguous)
+
+    def create(self, kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        created: dict[str, Any] = self._send(
+            f"{kind}s write", f"POST /api/v1/{kind}", self._call(kind, "create"), body, repeatable=False
+        )
+        if not isinstance(created, Mapping) or "id" not in created:
+            raise RequestFailed(f"POST /api/v1/{kind}", "the answer carries no id", ambiguous=True)
+        return created
+
+    def update(self, kind: str, object_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        updated: dict[str, Any] = self._send(
+            f"{kind}s write", f"PUT /api/v1/{kind}/{{id}}", self._call(kind, "update"), _id(kind, object_id), body
+        )
+        return updated
+
+    def delete(self, kind: str, object_id: str) -> None:
+        try:
+            self._send(
+                f"{kind}s write", f"DELETE /api/v1/{kind}/{{id}}", self._call(kind, "delete"), _id(kind, object_id)
+            )
+        except RequestFailed as exc:
+            if exc.status != 404:  # already gone, e.g. a retry after a lost response: the goal is met
+                raise
+
+    def backoff(self, failures: int) -> None:
+        """Wait before trying again after the given number of failures, with jitter."""
+        time.sleep(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
+
+    def _call(self, kind: str, verb: str) -> Callable[..., Any]:
+        api = self._monitors if kind == MONITOR else self._dashboards
+        method: Callable[..., Any] = getattr(api, f"{verb}_{kind}")
+        return method
+
+    def validate_monitor(self, body: Mapping[str, Any], object_id: str | None = None) -> list[str]:
+        """The API's own verdict on a monitor body, writing nothing: [] when valid, else its errors."""
+        try:
+            if object_id is None:
+                self._send("monitors validate", "POST /api/v1/monitor/validate", self._monitors.validate_monitor, body)
+            else:
+                self._send(
+                    "monitors validate",
+                    "POST /api/v1/monitor/{id}/validate",
+                    self._monitors.validate_existing_monitor,
+                    int(object_id),
+                    body,
+                )
+        except RequestFailed as exc:
+            if exc.status == 400:
+                return [exc.detail]
+            raise
+        return []
+
+    def _send(
+        self, group: str, label: str, method: Callable[..., Any], *args: Any, repeatable: bool = True, **kwargs: Any
+    ) -> Any:
+        """One request: paced, a 429 waits for the reset, transient failures retried when repeatable."""
+        failures = throttles = 0
+        while True:
+            self._pacer.acquire(group)
+            with self._lock:
+                self.calls[label] += 1
+            status: int | None = None
+            try:
+                response = method(*args, **kwargs)
+                data = response.data  # unread until here (preload_content off): it too can time out or break off
+            except ApiException as exc:
+                status = exc.status
+                self._pacer.release(group, exc.headers, limited=status == 429)
+                if status == 429 and throttles < _MAX_THROTTLED:
+                    throttles += 1
+                    with self._lock:
+                        self.throttled += 1
+                    continue  # not a failure: acquire waits for the window to reset
+                if status is None or status < 500:
+                    raise RequestFailed(label, self._redacted(f"HTTP {status}: {_errors(exc.body)}"), status) from None
+                reason = f"HTTP {status}: {_errors(exc.body)}"
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                self._pacer.release(group, None)
+                reason = _connection_problem(exc)
+            else:
+                self._pacer.release(group, response.headers)
+                try:
+                    return json.loads(data or b"null")
+                except ValueError:
+                    reason = f"HTTP {response.status} with an answer that is not JSON"
+            failures += 1
+            if not repeatable or failures >= self._attempts:
+                raise RequestFailed(label, self._redacted(reason), status, ambiguous=not repeatable)
+            with self._lock:
+                self.retried += 1
+            self.backoff(failures)
+
+    def _redacted(self, text: str) -> str:
+        """Error text from the other side (a proxy may echo headers) never carries the keys."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def _id(kind: str, object_id: str) -> int | str:
+    return int(object_id) if kind == MONITOR else object_id
+
+
+def _errors(body: Any) -> str:
+    """The API's error envelope, {"errors": [...]} with strings or JSON:API objects, as one line."""
+    if isinstance(body, Mapping) and isinstance(body.get("errors"), list):
+        parts = [e if isinstance(e, str) else str(e.get("detail") or e.get("title") or e) for e in body["errors"]]
+        return "; ".join(parts) or "no details"
+    return str(body or "no details")[:300]
+
+
+def _connection_problem(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None) or exc
+    if isinstance(reason, urllib3.exceptions.NewConnectionError | ConnectionRefusedError):
+        return "could not connect"  # checked first: urllib3 files a refused connection under timeouts too
+    if isinstance(reason, urllib3.exceptions.TimeoutError | TimeoutError):
+        return "timed out"
+    if isinstance(reason, urllib3.exceptions.SSLError):
+        return f"TLS failed: {reason}"  # e.g. a proxy's certificate not trusted: say so, not "dropped"
+    return f"the connection dropped without an answer ({type(reason).__name__})"

@@ -1,0 +1,137 @@
+"""The definitions as typed, frozen data: what everything after loading trusts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from sync.definitions import tokens
+from sync.definitions.overlay import Overlay
+from sync.definitions.source import Source
+from sync.errors import ObsError
+
+DEFAULT_RETENTION_SECONDS = 345_600  # SQS default: 4 days
+DEFAULT_IN_FLIGHT_QUOTA = 120_000  # per queue, standard and FIFO alike since AWS raised the FIFO limit
+DEFAULT_NAMING = "[[env]]-[[name]]"
+
+
+@dataclass(frozen=True)
+class Worker:
+    cluster: str
+    service: str
+    min_tasks: int
+    max_tasks: int
+
+
+@dataclass(frozen=True)
+class Dlq:
+    name: str
+    max_receive_count: int
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    subscription_dlq: str | None = None
+
+
+@dataclass(frozen=True)
+class PublisherLog:
+    log_group: str
+    message_id_field: str
+    business_key_field: str | None = None
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str
+    cls: str
+    runbook: str
+    owner: str
+    description: str = ""
+    slo_seconds: int | None = None
+    fifo: bool = False
+    retention_seconds: int = DEFAULT_RETENTION_SECONDS
+    in_flight_quota: int = DEFAULT_IN_FLIGHT_QUOTA
+    worker: Worker | None = None
+    dlq: Dlq | None = None
+    topics: tuple[Topic, ...] = ()
+    publisher_log: PublisherLog | None = None
+    tags: tuple[str, ...] = ()
+    metrics: Mapping[str, Overlay] = field(default_factory=dict)
+
+    def has(self, feature: str) -> bool:
+        """Whether the queue has a feature a metric may require: worker, dlq, topics or slo."""
+        return {
+            "worker": self.worker is not None,
+            "dlq": self.dlq is not None,
+            "topics": bool(self.topics),
+            "slo": self.slo_seconds is not None,
+        }[feature]
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    title: str
+    for_each: str
+    classes: tuple[str, ...] | None
+    requires: frozenset[str]
+    settings: Overlay
+    by_class: Mapping[str, Overlay]
+    source: Source = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str
+    account_id: str
+    region: str
+    site: str
+    naming: Mapping[str, str]
+    notify: Mapping[str, tuple[str, ...]]
+    tags: tuple[str, ...]
+    monitors: Overlay
+    metrics: Mapping[str, Overlay]
+    queues: Mapping[str, Mapping[str, Any]]
+    dashboards: Mapping[str, bool]
+    source: Source = field(repr=False, compare=False)
+
+    def name_of(self, kind: str, logical: str) -> str:
+        pattern = self.naming.get(kind, DEFAULT_NAMING)
+        return tokens.fill(pattern, {"env": self.name, "name": logical})
+
+
+@dataclass(frozen=True)
+class DashboardTemplate:
+    name: str
+    body: Mapping[str, Any]
+    source: Source = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Definitions:
+    root: Path
+    classes: Mapping[str, str]
+    queues: tuple[Queue, ...]
+    metrics: tuple[Metric, ...]
+    environments: tuple[Environment, ...]
+    dashboards: tuple[DashboardTemplate, ...]
+    inventory: Source = field(repr=False, compare=False)
+    # Each environment's queues with its overrides applied, in inventory order, without the disabled ones.
+    env_queues: Mapping[str, tuple[Queue, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def queue_index(self) -> Mapping[str, int]:
+        """Where each queue sits in the inventory (for error messages that point into queues.yaml)."""
+        return {queue.name: index for index, queue in enumerate(self.queues)}
+
+    def environment(self, name: str) -> Environment:
+        for env in self.environments:
+            if env.name == name:
+                return env
+        known = ", ".join(e.name for e in self.environments)
+        raise ObsError.of(f"unknown environment '{name}'", f"use one of: {known}")

@@ -1,0 +1,201 @@
+"""Checks that span files: names that must exist, template tokens, and audiences to notify."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from sync.core.resources import RESERVED_TAG_KEYS
+from sync.definitions import query, tokens
+from sync.definitions.source import KeyPath, Source
+
+if TYPE_CHECKING:
+    from sync.definitions.model import Definitions, Environment, Metric
+
+# The query's threshold is generated from options.thresholds.critical, so both always agree.
+QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
+
+
+def check(defs: Definitions) -> None:
+    metrics = {m.name: m for m in defs.metrics}
+    queues = {q.name for q in defs.queues}
+    for metric in defs.metrics:
+        _check_tokens(metric.source, ("title",), metric.title, tokens.MONITOR)
+        _check_layer(metric.source, (), metric.settings, metric, defs)
+        for cls, settings in metric.by_class.items():
+            _check_layer(metric.source, ("by_class", cls), settings, metric, defs)
+    for index, queue in enumerate(defs.queues):
+        at: KeyPath = ("queues", index)
+        _check_tags(defs.inventory, (*at, "tags"), queue.tags)
+        for name, settings in queue.metrics.items():
+            metric = _known(metrics, name, defs.inventory, (*at, "metrics", name), "metric")
+            _check_layer(defs.inventory, (*at, "metrics", name), settings, metric, defs)
+        if queue.publisher_log:
+            _check_tokens(
+                defs.inventory, (*at, "publisher_log", "log_group"), queue.publisher_log.log_group, frozenset({"env"})
+            )
+    dashboards = {d.name for d in defs.dashboards}
+    for template in defs.dashboards:
+        for path, text in _strings(template.body, ()):
+            _check_tokens(template.source, path, text, tokens.DASHBOARD)
+    for env in defs.environments:
+        src = env.source
+        _check_tags(src, ("tags",), env.tags)
+        for kind, pattern in env.naming.items():
+            _check_tokens(src, ("naming", kind), pattern, tokens.NAMING)
+        _check_layer(src, ("monitors",), env.monitors, None, defs, env)
+        for name, settings in env.metrics.items():
+            metric = _known(metrics, name, src, ("metrics", name), "metric")
+            _check_layer(src, ("metrics", name), settings, metric, defs, env)
+        for qname, override in env.queues.items():
+            _known_name(queues, qname, src, ("queues", qname), "queue", "queues.yaml")
+            _check_tags(src, ("queues", qname, "tags"), override.get("tags", ()))
+            _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, defs, env)
+            for name, settings in override.get("metrics", {}).items():
+                metric = _known(metrics, name, src, ("queues", qname, "metrics", name), "metric")
+                _check_layer(src, ("queues", qname, "metrics", name), settings, metric, defs, env)
+        for name in env.dashboards:
+            _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
+
+
+def base_features(metric: Metric) -> frozenset[str]:
+    """What a queue needs for this metric at all: its explicit requires plus what its own templates use."""
+    needed = set(metric.requires) | _features(metric.settings) | _features({"title": metric.title})
+    if metric.for_each != "queue":
+        needed.add("topics")
+    return frozenset(needed)
+
+
+def class_features(metric: Metric, cls: str) -> frozenset[str]:
+    """What the metric's settings for one class add: a queue of that class must have these."""
+    return _features(metric.by_class.get(cls, {})) - base_features(metric)
+
+
+def _all_features(metric: Metric) -> frozenset[str]:
+    return base_features(metric).union(*(_features(s) for s in metric.by_class.values()))
+
+
+def _features(layer: Mapping[str, Any]) -> frozenset[str]:
+    texts = tuple(str(layer.get(key, "")) for key in ("query", "message", "title"))
+    return _features_of(texts, layer.get("threshold_basis") == "slo_seconds")
+
+
+@cache  # asked for every queue and metric; the answer depends on a few templates only
+def _features_of(texts: tuple[str, ...], slo: bool) -> frozenset[str]:
+    needed = {f for text in texts for t in tokens.tokens_in(text) if (f := tokens.MONITOR.get(t))}
+    return frozenset(needed | ({"slo"} if slo else set()))
+
+
+def _check_layer(
+    source: Source,
+    at: KeyPath,
+    settings: Mapping[str, Any],
+    metric: Metric | None,
+    defs: Definitions,
+    env: Environment | None = None,
+) -> None:
+    needed = _all_features(metric) if metric else None
+    for key in ("query", "message"):
+        if key not in settings:
+            continue
+        text = settings[key]
+        _check_tokens(source, (*at, key), text, tokens.MONITOR)
+        if needed is not None:
+            for name in tokens.tokens_in(text):
+                feature = tokens.MONITOR[name]
+                if feature and feature not in needed and metric is not None:
+                    raise source.error(
+                        (*at, key),
+                        f"[[{name}]] needs queues with {feature}, but metric '{metric.name}' does not require it",
+                        f"add '{feature}' to applies_to.requires in monitors/{metric.name}.yaml",
+                    )
+    if "query" in settings:
+        _check_query(source, (*at, "query"), settings["query"])
+    _check_thresholds(source, (*at, "thresholds"), settings.get("thresholds", {}))
+    for severity, audience in settings.get("notify", {}).items():
+        if audience == "none":
+            continue
+        for target in [env] if env is not None else defs.environments:
+            if audience not in target.notify:
+                known = ", ".join(sorted(target.notify)) or "(none declared)"
+                raise source.error(
+                    (*at, "notify", severity),
+                    f"audience '{audience}' is not declared in environments/{target.name}.yaml",
+                    f"use 'none', or an audience its notify declares: {known}",
+                )
+
+
+def _check_tags(source: Source, at: KeyPath, tags: Iterable[str]) -> None:
+    for index, tag in enumerate(tags):
+        key = tag.split(":", 1)[0]
+        if key in RESERVED_TAG_KEYS:
+            raise source.error(
+                (*at, index),
+                f"tag key '{key}' is set by obs itself",
+                "use another key; obs tags every monitor with " + ", ".join(f"{k}:" for k in sorted(RESERVED_TAG_KEYS)),
+            )
+
+
+def _check_thresholds(source: Source, at: KeyPath, thresholds: Mapping[str, Any]) -> None:
+    for name, value in thresholds.items():
+        if value is not None and not math.isfinite(value):
+            raise source.error((*at, name), f"threshold {value} is not a finite number", "write a plain number")
+
+
+def _check_query(source: Source, at: KeyPath, template: str) -> None:
+    if not QUERY_TAIL.search(template):
+        raise source.error(
+            at,
+            "the query must end with a comparator and [[critical]], e.g. '... > [[critical]]'",
+            "end it so; obs writes the critical threshold there and in options.thresholds.critical",
+        )
+    # Any name or number stands in for the tokens: the shape is what is checked here.
+    sample = tokens.TOKEN.sub("1", template)
+    found = query.problems(sample)
+    if found:
+        raise source.error(at, f"not a Datadog monitor query: {found[0]}", "see the query forms in the README")
+
+
+def _check_tokens(source: Source, at: KeyPath, text: str, allowed: Mapping[str, Any] | frozenset[str]) -> None:
+    unknown = tokens.unknown_tokens(text, allowed)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(allowed), n=1)
+        fix = (
+            f"did you mean [[{close[0]}]]?" if close else "use one of " + ", ".join(f"[[{t}]]" for t in sorted(allowed))
+        )
+        raise source.error(at, f"unknown template token [[{unknown[0]}]]", fix)
+
+
+def _strings(value: Any, at: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    if isinstance(value, str):
+        yield at, value
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*at, index))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*at, key))
+
+
+def _known(metrics: Mapping[str, Metric], name: str, source: Source, at: KeyPath, what: str) -> Metric:
+    _known_name(set(metrics), name, source, at, what, "monitors/")
+    return metrics[name]
+
+
+def _known_name(known: set[str], name: str, source: Source, at: KeyPath, what: str, where: str) -> None:
+    if name not in known:
+        raise source.error(at, f"unknown {what} '{name}'", suggest(name, known, where))
+
+
+def suggest(name: str, known: set[str] | list[str], where: str) -> str:
+    """A fix for a misspelt name: the closest known one, else the list when it is short enough to read."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    if len(known) <= 12:
+        return f"use one declared in {where}: {', '.join(sorted(known))}"
+    return f"use one declared in {where}"

@@ -1,0 +1,61 @@
+"""Pure: a dashboard template x environment -> the dashboard's API request body."""
+
+from __future__ import annotations
+
+from sync.core.resources import DASHBOARD, Resource, dashboard_marker
+from sync.definitions import tokens
+from sync.definitions.model import DashboardTemplate, Environment
+from sync.expand import urls
+from sync.expand.naming import PlacedQueue
+
+
+def dashboard(env: Environment, placed: tuple[PlacedQueue, ...], template: DashboardTemplate) -> Resource:
+    key = f"{env.name}/{template.name}"
+    body = {k: v for k, v in template.body.items() if k not in ("name", "$schema")}
+    body = tokens.fill_value(body, _dashboard_values(env, placed))
+    body.setdefault("layout_type", "ordered")
+    description = str(body.get("description", "")).strip()
+    body["description"] = "\n\n".join(p for p in (description, dashboard_marker(key)) if p)
+    for index, variable in enumerate(body.get("template_variables", [])):
+        # The API refuses both forms at once, and an empty default (seen in recorded exchanges).
+        if "default" in variable and "defaults" in variable:
+            raise template.source.error(
+                ("template_variables", index), "both default and defaults are set", "keep defaults, a list"
+            )
+        if "" in variable.get("defaults", []):
+            raise template.source.error(
+                ("template_variables", index, "defaults"), f"an empty default in {env.name}", "remove it, or use *"
+            )
+    return Resource(kind=DASHBOARD, key=key, body=body, env=env.name)
+
+
+def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict[str, object]:
+    def names(of: list[str]) -> list[str]:
+        return sorted(set(of))
+
+    markers = [
+        {"label": f"{q.name} SLO", "value": f"y = {q.queue.slo_seconds}", "display_type": "error dashed"}
+        for q in placed
+        if q.queue.slo_seconds is not None
+    ]
+    runbooks = "\n".join(
+        f"- **{q.name}** ({q.sqs_name}): [runbook]({q.queue.runbook})"
+        f" · [monitors]({urls.queue_monitors(env.site, env.name, q.name)})"
+        f" · [SQS]({urls.sqs_queue(env.region, env.account_id, q.sqs_name)})"
+        for q in placed
+    )
+    return {
+        "env": env.name,
+        "region": env.region,
+        "account_id": env.account_id,
+        "site": env.site,
+        "queue_names": names([q.sqs_name for q in placed]),
+        "dlq_names": names(
+            [q.dlq_sqs_name for q in placed if q.dlq_sqs_name]
+            + [t.subscription_dlq for q in placed for t in q.topics if t.subscription_dlq]
+        ),
+        "service_names": names([q.service for q in placed if q.service]),
+        "topic_names": names([t.sns_name for q in placed for t in q.topics]),
+        "slo_markers": markers,
+        "runbooks": runbooks,
+    }

@@ -1,0 +1,136 @@
+"""Pure: definitions x environment -> the desired Datadog monitors and dashboards, as API request bodies."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sync.core.resources import Resource, sort_key
+from sync.definitions import tokens
+from sync.definitions.model import Definitions, Environment, Metric, Queue
+from sync.definitions.references import base_features, class_features
+from sync.definitions.source import KeyPath, Source
+from sync.errors import ObsError
+from sync.expand import oncall
+from sync.expand.dashboard import dashboard
+from sync.expand.monitor import monitor
+from sync.expand.naming import PlacedQueue, PlacedTopic, placed_queues
+from sync.expand.settings import Settings, Shared, settings_for
+
+
+def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
+    """Every monitor and dashboard the environment should have, sorted by kind then key."""
+    env = defs.environment(env_name)
+    placed = placed_queues(defs, env_name)
+    for queue in placed:
+        _check_overrides(defs, env, queue.queue)
+    feeds: dict[str, list[str]] = {}  # topic -> the queues it feeds here
+    for queue in placed:
+        for topic in queue.topics:
+            feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
+    expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env))
+    monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
+    dashboards = [dashboard(env, placed, t) for t in defs.dashboards if env.dashboards.get(t.name, True)]
+    resources = sorted([*monitors, *dashboards], key=sort_key)
+    for before, after in itertools.pairwise(resources):
+        if (before.kind, before.key) == (after.kind, after.key):
+            raise ObsError.of(f"two {after.kind}s would share the key {after.key}", "give them distinct names")
+    return tuple(resources)
+
+
+def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
+    return {env.name: expand(defs, env.name) for env in defs.environments}
+
+
+# The queue attribute behind each feature a metric may need.
+_FEATURE_FIELD = {"slo": "slo_seconds", "worker": "worker", "dlq": "dlq", "topics": "topics"}
+
+
+def applies(defs: Definitions, metric: Metric, queue: Queue) -> bool:
+    """A metric applies to a queue of a listed class that has every feature the metric's templates need.
+    What only the class's own settings need is a contract of the class: a queue lacking it is an error."""
+    if metric.classes is not None and queue.cls not in metric.classes:
+        return False
+    if not all(queue.has(feature) for feature in base_features(metric)):
+        return False
+    for feature in sorted(class_features(metric, queue.cls)):
+        if not queue.has(feature):
+            field = _FEATURE_FIELD[feature]
+            raise defs.inventory.error(
+                ("queues", defs.queue_index[queue.name]),
+                f"queue '{queue.name}' has no {field}, which metric '{metric.name}' needs for {queue.cls} queues",
+                f"add {field} to the queue, or change its class",
+            )
+    return True
+
+
+def _check_overrides(defs: Definitions, env: Environment, queue: Queue) -> None:
+    """Settings for a metric that does not apply to the queue would be silently ignored: refuse them."""
+    index = defs.queue_index[queue.name]
+    places: list[tuple[Source, KeyPath, Mapping[str, Any]]] = [
+        (defs.inventory, ("queues", index, "metrics"), queue.metrics),
+        (env.source, ("queues", queue.name, "metrics"), env.queues.get(queue.name, {}).get("metrics", {})),
+    ]
+    metrics = {m.name: m for m in defs.metrics}
+    for source, at, overrides in places:
+        for name in overrides:
+            if not applies(defs, metrics[name], queue):
+                raise source.error(
+                    (*at, name),
+                    f"metric '{name}' does not apply to queue '{queue.name}' ({queue.cls}), so this has no effect",
+                    f"remove it, or make monitors/{name}.yaml apply to the queue",
+                )
+
+
+@dataclass
+class _Expansion:
+    """One environment's expansion, with what its monitors share worked out once."""
+
+    defs: Definitions
+    env: Environment
+    feeds: Mapping[str, list[str]]  # topic -> the queues it feeds here
+    boards: tuple[oncall.Board, ...]
+    shared: Shared = field(default_factory=dict)
+    _links: dict[tuple[str, str | None], tuple[str, ...]] = field(default_factory=dict)
+
+    def monitors(self, placed: PlacedQueue, metric: Metric) -> list[Resource]:
+        env, queue = self.env, placed.queue
+        if not applies(self.defs, metric, queue):
+            return []
+        settings = settings_for(self.defs, env, queue, metric, self.shared)
+        if not settings["enabled"]:
+            return []
+        base_key = f"{env.name}/{queue.name}/{metric.name}"
+        if metric.for_each == "queue":
+            return [monitor(env, placed, metric, settings, base_key, None, self.links(placed, None))]
+        topics = placed.topics
+        if metric.for_each == "topic":
+            # A topic's metric is the topic's: one monitor, kept by the first of the queues it feeds (by name).
+            topics = tuple(t for t in topics if min(self.feeds[t.sns_name]) == placed.sqs_name)
+        if _uses(settings, "subscription_dlq_name"):
+            topics = tuple(t for t in topics if t.subscription_dlq)  # only subscriptions that have a DLQ
+        return [
+            monitor(
+                env,
+                placed,
+                metric,
+                settings,
+                f"{base_key}/{t.name}",
+                (t, self.feeds[t.sns_name]),
+                self.links(placed, t),
+            )
+            for t in topics
+        ]
+
+    def links(self, placed: PlacedQueue, topic: PlacedTopic | None) -> tuple[str, ...]:
+        """The same for every monitor of a queue (or of one of its topics)."""
+        at = (placed.name, topic.name if topic else None)
+        if at not in self._links:
+            self._links[at] = oncall.message_lines(self.env, placed, self.boards, topic)
+        return self._links[at]
+
+
+def _uses(settings: Settings, token: str) -> bool:
+    return any(token in tokens.tokens_in(settings[field]) for field in ("query", "message"))

@@ -1,0 +1,195 @@
+"""Pure: where the person on call looks for one queue: its dashboard preset to it, runbook and AWS consoles.
+
+The same links end every monitor's message and make up `obs links`, so a page and the command agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sync.core import placeholders
+from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.definitions.model import Definitions, Environment
+from sync.errors import ObsError
+from sync.expand import urls
+from sync.expand.naming import PlacedQueue, PlacedTopic, placed_queues
+
+
+@dataclass(frozen=True)
+class Board:
+    """A dashboard of the environment that monitor messages link to."""
+
+    key: str
+    name: str
+    variables: tuple[str, ...]  # the template variables it declares
+
+
+@dataclass(frozen=True)
+class Link:
+    label: str
+    url: str  # a URL, or with `command` a command line to run
+    command: bool = False
+
+
+def boards(defs: Definitions, env: Environment) -> tuple[Board, ...]:
+    return tuple(
+        Board(
+            key=f"{env.name}/{template.name}",
+            name=template.name,
+            variables=tuple(str(v.get("name")) for v in template.body.get("template_variables") or ()),
+        )
+        for template in defs.dashboards
+        if env.dashboards.get(template.name, True)
+    )
+
+
+def queue_links(
+    env: Environment,
+    placed: PlacedQueue,
+    on: tuple[Board, ...],
+    ids: Mapping[str, str],
+    topics: tuple[PlacedTopic, ...] = (),
+) -> list[Link]:
+    """Runbook, dashboards, the queue, its DLQ and worker service; with `topics`, each topic's console,
+    failure log and `obs trace` command. A dashboard without a known ID gets a placeholder."""
+    region, account = env.region, env.account_id
+    found = [Link("Runbook", placed.queue.runbook)]
+    for board in on:
+        variables = _preset(placed, topics, board)
+        label = "Dashboard" if len(on) == 1 else f"Dashboard {board.name}"
+        board_id = ids.get(board.key, placeholders.dashboard_placeholder(board.key))
+        found.append(Link(label, urls.dashboard(env.site, board_id, variables)))
+    found.append(Link("SQS queue", urls.sqs_queue(region, account, placed.sqs_name)))
+    if placed.dlq_sqs_name:
+        found.append(Link("DLQ", urls.sqs_queue(region, account, placed.dlq_sqs_name)))
+    if placed.cluster and placed.service:
+        found.append(Link("ECS service", urls.ecs_service(region, placed.cluster, placed.service)))
+    for topic in topics:
+        about = f" {topic.sns_name}" if len(topics) > 1 else ""
+        group = urls.failure_log_group(region, account, topic.sns_name)
+        found += [
+            Link(f"SNS topic{about}", urls.sns_topic(region, topic.arn)),
+            Link(
+                f"Failed deliveries{about} (Logs Insights)",
+                urls.logs_insights(region, group, urls.FAILURE_QUERY, urls.TRACE_SINCE_SECONDS),
+            ),
+            Link(f"Which messages failed{about}", trace_command(env.name, topic), command=True),
+        ]
+        if topic.subscription_dlq:
+            found.append(Link(f"Subscription DLQ{about}", urls.sqs_queue(region, account, topic.subscription_dlq)))
+    return found
+
+
+def message_lines(
+    env: Environment, placed: PlacedQueue, on: tuple[Board, ...], topic: PlacedTopic | None
+) -> tuple[str, ...]:
+    """The links that end a monitor's message: its queue's, and its topic's when it watches one."""
+    return tuple(_line(link) for link in queue_links(env, placed, on, {}, (topic,) if topic else ()))
+
+
+def _line(link: Link) -> str:
+    if link.command:
+        return f"{link.label}: `{link.url}`"
+    if "*" in link.url:  # a bare URL would lose its asterisks to Markdown emphasis in the notification
+        return f"{link.label}: [open]({link.url})"
+    return f"{link.label}: {link.url}"
+
+
+def trace_command(env: str, topic: PlacedTopic) -> str:
+    """The command naming the failed messages and their cause; it also shows those parked in a subscription DLQ."""
+    peek = " --peek-dlq" if topic.subscription_dlq else ""
+    return f"obs trace --env {env} --topic {topic.sns_name} --since {urls.TRACE_SINCE_SECONDS // 3600}h{peek}"
+
+
+def _preset(placed: PlacedQueue, topics: tuple[PlacedTopic, ...], board: Board) -> dict[str, str]:
+    """The template variables queue, dlq, service and topic, where the dashboard declares them, set to the
+    alerting queue's (the topic's only when there is one: a variable takes a single value here)."""
+    one_topic = topics or placed.topics
+    values = {
+        "queue": placed.sqs_name,
+        "dlq": placed.dlq_sqs_name,
+        "service": placed.service,
+        "topic": one_topic[0].sns_name if len(one_topic) == 1 else None,
+    }
+    return {name: value for name, value in values.items() if value and name in board.variables}
+
+
+@dataclass(frozen=True)
+class Page:
+    """A monitor or dashboard and its page in Datadog; `url` is None while it does not exist yet."""
+
+    key: str
+    title: str
+    id: str | None
+    url: str | None
+
+
+@dataclass(frozen=True)
+class QueueSheet:
+    name: str
+    cls: str
+    owner: str
+    links: tuple[Link, ...]
+    monitors: tuple[Page, ...]
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """Every link of an environment (or one queue of it): what `obs links` prints."""
+
+    env: str
+    app: str
+    dashboards: tuple[Page, ...]
+    queues: tuple[QueueSheet, ...]
+
+
+def chosen(defs: Definitions, env_name: str, queue: str | None) -> tuple[PlacedQueue, ...]:
+    """The environment's queues, or the one named."""
+    placed = placed_queues(defs, env_name)
+    if queue is None:
+        return placed
+    found = tuple(q for q in placed if q.name == queue)
+    if not found:
+        raise ObsError.of(f"no queue '{queue}' in {env_name}", f"use one of: {', '.join(q.name for q in placed)}")
+    return found
+
+
+def sheet(
+    defs: Definitions,
+    env_name: str,
+    desired: Sequence[Resource],
+    ids: Mapping[tuple[str, str], str],
+    placed: tuple[PlacedQueue, ...],
+) -> Sheet:
+    """The links of these queues of the environment, with the live IDs in `ids` (by kind and key)."""
+    env = defs.environment(env_name)
+    board_ids = {key: found for (kind, key), found in ids.items() if kind == DASHBOARD}
+    on = boards(defs, env)
+
+    def page(resource: Resource) -> Page:
+        found = ids.get((resource.kind, resource.key))
+        url = None
+        if found is not None:
+            url = urls.monitor(env.site, found) if resource.kind == MONITOR else urls.dashboard(env.site, found, {})
+        return Page(resource.key, resource.title, found, url)
+
+    monitors: dict[str | None, list[Page]] = {}
+    for resource in desired:
+        if resource.kind == MONITOR:
+            monitors.setdefault(resource.queue, []).append(page(resource))
+    queues = tuple(
+        QueueSheet(
+            name=q.name,
+            cls=q.queue.cls,
+            owner=q.queue.owner,
+            links=(
+                *queue_links(env, q, on, board_ids, q.topics),
+                Link("Its monitors", urls.queue_monitors(env.site, env.name, q.name)),
+            ),
+            monitors=tuple(monitors.get(q.name, ())),
+        )
+        for q in placed
+    )
+    dashboards = tuple(page(r) for r in desired if r.kind == DASHBOARD)
+    return Sheet(env=env.name, app=urls.app(env.site), dashboards=dashboards, queues=queues)

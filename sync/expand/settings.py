@@ -1,0 +1,96 @@
+"""Monitor settings merged from their layers, remembering which file set each key (for error messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sync.definitions.model import Definitions, Environment, Metric, Queue
+from sync.definitions.overlay import deep_merge
+from sync.definitions.source import KeyPath, Source
+from sync.errors import ObsError
+
+# Defaults under every metric: AWS metrics are crawled from CloudWatch 10-20 minutes late.
+BUILTIN: Mapping[str, Any] = {
+    "enabled": True,
+    "priority": 3,
+    "notify": {"alert": "none", "warning": "none", "no_data": "none"},
+    "notify_no_data": False,
+    "no_data_timeframe": 120,
+    "evaluation_delay": 900,
+    "renotify_interval": 0,
+    "require_full_window": False,
+}
+
+
+@dataclass(frozen=True)
+class Layer:
+    values: Mapping[str, Any]
+    source: Source | None = None
+    at: KeyPath = ()
+    one_queue: bool = False  # set for one queue, not for every queue of its class
+
+
+@dataclass(frozen=True)
+class Settings:
+    values: Mapping[str, Any]
+    origin: Mapping[str, Layer]  # top-level key -> the last layer that set it
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+    def error(self, name: str, resource: str, what: str, fix: str) -> ObsError:
+        """An error about setting `name` of `resource`, placed at the file and line that last set it."""
+        layer = self.origin.get(name)
+        if layer is None or layer.source is None:
+            return ObsError.of(f"{resource}: {what}", fix)
+        return layer.source.error((*layer.at, name), f"{resource}: {what}", fix)
+
+
+def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) -> tuple[Layer, ...]:
+    """The layers lowest first; the README's Precedence section documents this order."""
+    index = defs.queue_index[queue.name]
+    env_queue = env.queues.get(queue.name, {})
+    src = env.source
+    return (
+        Layer(BUILTIN),
+        Layer(metric.settings, metric.source, ()),
+        Layer(metric.by_class.get(queue.cls, {}), metric.source, ("by_class", queue.cls)),
+        Layer(queue.metrics.get(metric.name, {}), defs.inventory, ("queues", index, "metrics", metric.name), True),
+        Layer(env.monitors, src, ("monitors",)),
+        Layer(env.metrics.get(metric.name, {}), src, ("metrics", metric.name)),
+        Layer(env_queue.get("monitors", {}), src, ("queues", queue.name, "monitors"), True),
+        Layer(
+            env_queue.get("metrics", {}).get(metric.name, {}), src, ("queues", queue.name, "metrics", metric.name), True
+        ),
+    )
+
+
+Shared = dict[tuple[str, str, str], Settings]  # (environment, metric, class) -> settings, for one expansion
+
+
+def settings_for(
+    defs: Definitions, env: Environment, queue: Queue, metric: Metric, shared: Shared | None = None
+) -> Settings:
+    """The merged settings; with `shared`, those of a queue that sets none itself are merged once for
+    every queue of its class."""
+    stack = layers(defs, env, queue, metric)
+    if shared is None or any(layer.values for layer in stack if layer.one_queue):
+        return _merged(stack)
+    at = (env.name, metric.name, queue.cls)
+    if at not in shared:
+        shared[at] = _merged(stack)
+    return shared[at]
+
+
+def _merged(stack: tuple[Layer, ...]) -> Settings:
+    merged: dict[str, Any] = {}
+    origin: dict[str, Layer] = {}
+    for layer in stack:
+        merged = deep_merge(merged, layer.values)
+        origin.update((name, layer) for name in layer.values)
+    return Settings(merged, origin)

@@ -1,0 +1,279 @@
+"""Pure: a preview -> one pull-request comment that stays under GitHub's size limit.
+
+Detail collapses step by step, the biggest queue's first: its line diffs, then its field changes, then
+its list of resources; then environments drop their per-queue lines; after that who-gets-paged loses
+the monitor names, then rows. Each section states exactly what it left out.
+"""
+
+from __future__ import annotations
+
+import heapq
+import html
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from sync.core import placeholders
+from sync.core.paging import AudienceChange
+from sync.core.plan import ACTIONS, UPDATE, Change, Plan
+from sync.preview.compare import WORKING_TREE, Preview
+from sync.preview.report import audience, by_queue, change_of, counted, line_diff, show, summary
+
+MARKER = "<!-- obs-diff -->"  # the workflow finds its sticky comment by this first line
+LIMIT = 65_536  # GitHub's comment limit, in characters
+BUDGET = 60_000  # a margin under the limit
+
+# How much of a queue's changes is shown; an environment can drop its per-queue breakdown altogether.
+FULL, NO_LINE_DIFFS, NO_FIELDS, NO_RESOURCES = range(4)
+
+
+@dataclass(frozen=True)
+class _Paging:
+    examples: bool = True
+    rows: int | None = None  # how many rows to keep; None keeps all
+
+
+@dataclass
+class _Group:
+    """One queue's changes in one environment, and their markdown at the level of detail it is shown at."""
+
+    queue: str
+    changes: Sequence[Change]
+    diffs: list[list[list[str]]]  # the line diff of each field of each change ([] for most)
+    level: int = FULL
+    text: str = ""
+
+    def render(self) -> int:
+        self.text = _group(self)
+        return size(self.text)
+
+
+@dataclass
+class _Section:
+    """One environment: its heading, what it leaves out, and its queues."""
+
+    plan: Plan
+    groups: list[_Group]
+    title: str
+    hidden: Counter[str] = field(default_factory=Counter)  # what the section leaves out, by kind
+    collapsed: bool = False  # no per-queue breakdown at all
+    heading: str = ""
+
+    def render(self, rerun: str) -> int:
+        self.heading = _heading(self, rerun)
+        return size(self.heading)
+
+    def lower(self, group: _Group) -> None:
+        """Show one queue with one level less detail, and count what that leaves out."""
+        group.level += 1
+        if group.level == NO_LINE_DIFFS:
+            self.hidden["diffs"] += sum(bool(d) for fields in group.diffs for d in fields)
+        elif group.level == NO_FIELDS:
+            self.hidden["diffs"] -= sum(bool(d) for fields in group.diffs for d in fields)
+            self.hidden["fields"] += sum(len(c.fields) for c in group.changes)
+            self.hidden["updated"] += sum(c.action == UPDATE and bool(c.fields) for c in group.changes)
+        else:
+            self.hidden["resources"] += len(group.changes)
+            self.hidden["queues"] += 1
+
+
+def comment(preview: Preview, rerun: str) -> str:
+    """The markdown comment; `rerun` is the command that shows everything, e.g. `obs diff --base X`."""
+    sections = [_new_section(plan) for plan in preview.plans if plan.pending]
+    # Who gets paged matters most, but thousands of rows would leave no room for anything else.
+    paging = next(p for p in _fewer_rows(preview.paging) if size(_paging(preview.paging, p, rerun)) <= BUDGET // 2)
+    total = size(_header(preview)) + size(_paging(preview.paging, paging, rerun))
+    total += sum(s.render(rerun) + sum(g.render() for g in s.groups) for s in sections)
+    # The biggest queue gives up one level of detail at a time, so small changes keep theirs longest;
+    # among equals the later queues go first.
+    order = [(s, g) for s in sections for g in s.groups]
+    biggest = [(-size(g.text), -index) for index, (_, g) in enumerate(order)]
+    heapq.heapify(biggest)
+    while total > BUDGET and biggest:
+        _, later = heapq.heappop(biggest)
+        section, group = order[-later]
+        total -= size(section.heading) + size(group.text)
+        section.lower(group)
+        total += section.render(rerun) + group.render()
+        if group.level < NO_RESOURCES:
+            heapq.heappush(biggest, (-size(group.text), later))
+    # Thousands of queues: environments drop their per-queue lines, the biggest first.
+    for section in sorted(sections, key=lambda s: -sum(size(g.text) for g in s.groups)):
+        if total <= BUDGET:
+            break
+        total -= size(section.heading) + sum(size(g.text) for g in section.groups)
+        section.collapsed = True
+        total += section.render(rerun)
+    # The sections were fitted beside at most half a budget of who-gets-paged: it gets back what they left.
+    for richest in _fewer_rows(preview.paging):
+        out = _compose(preview, sections, richest, rerun)
+        if size(out) <= BUDGET:
+            return out
+    return _cut(out, rerun)
+
+
+def _new_section(plan: Plan) -> _Section:
+    groups = [_Group(q, c, [[line_diff(f) for f in ch.fields] for ch in c]) for q, c in by_queue(plan)]
+    return _Section(plan, groups, f"### {_code(plan.env)}: {counted(plan.pending)}")
+
+
+def _fewer_rows(changes: Sequence[AudienceChange]) -> Iterator[_Paging]:
+    """Who-gets-paged as it is, without monitor names, then with half as many rows each time, down to none."""
+    yield _Paging()
+    yield _Paging(examples=False)
+    rows = len(changes)
+    while rows:
+        rows //= 2
+        yield _Paging(examples=False, rows=rows)
+
+
+def size(text: str) -> int:
+    """Length as GitHub may count it: UTF-16 code units, never fewer than characters."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _compose(preview: Preview, sections: Sequence[_Section], paging: _Paging, rerun: str) -> str:
+    parts = [_header(preview), _paging(preview.paging, paging, rerun)]
+    for section in sections:
+        parts.append(section.heading)
+        if not section.collapsed:
+            parts += [g.text for g in section.groups]
+    return "".join(parts)
+
+
+def _header(preview: Preview) -> str:
+    totals = preview.totals()
+    head = preview.head if preview.head == WORKING_TREE else _code(preview.head)
+    lines = [MARKER, f"## obs diff: {_code(preview.base)} → {head}", ""]
+    if preview.pending:
+        lines.append(f"{summary(totals)}, across {len(preview.plans)} environment{'s' * (len(preview.plans) != 1)}.")
+    else:
+        lines.append(f"No monitor or dashboard changes ({totals['unchanged']} unchanged).")
+    lines += ["", "| environment | create | update | delete | unchanged |", "|---|---:|---:|---:|---:|"]
+    for plan in preview.plans:
+        counts = plan.count()
+        lines.append(f"| {_cell(_code(plan.env))} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
+    if len(preview.plans) > 1:
+        lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in ACTIONS)} |")
+    if any(plan.awaiting for plan in preview.plans):
+        lines += ["", f"> {placeholders.PLACEHOLDER_NOTE}"]
+    return "\n".join(lines) + "\n\n"
+
+
+def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> str:
+    lines = ["### Who gets paged", ""]
+    if not changes:
+        return "\n".join([*lines, "No notification target is added, removed or changed."]) + "\n\n"
+    lines += ["| environment | severity | target | monitors |", "|---|---|---|---|"]
+    shown = changes if paging.rows is None else changes[: paging.rows]
+    for change in shown:
+        described = audience(change, "→", "`", keys=paging.examples)
+        cells = (_code(change.env), ", ".join(change.severities), _code(change.target), described)
+        lines.append(f"| {' | '.join(map(_cell, cells))} |")
+    left_out = []
+    if not paging.examples:
+        left_out.append("the names of the monitors behind each change")
+    if len(shown) < len(changes):
+        left_out.append(f"{_count(len(changes) - len(shown), 'more row')}")
+    if left_out:
+        lines += ["", _left_out(left_out, f"{rerun} --format text")]
+    return "\n".join(lines) + "\n\n"
+
+
+def _heading(section: _Section, rerun: str) -> str:
+    lines = [section.title, ""]
+    omitted = _omitted(section)
+    if omitted:
+        lines += [_left_out(omitted, f"{rerun} --env {section.plan.env} --format text"), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _omitted(section: _Section) -> list[str]:
+    """Exactly what this environment's section leaves out."""
+    hidden = section.hidden
+    if section.collapsed:
+        changes = section.plan.pending
+        hidden = Counter(
+            queues=len(section.groups),
+            resources=len(changes),
+            fields=sum(len(c.fields) for c in changes),
+            updated=sum(c.action == UPDATE and bool(c.fields) for c in changes),
+        )
+    out = [f"the breakdown by queue ({_count(len(section.groups), 'group')})"] if section.collapsed else []
+    if hidden["resources"]:
+        resources, queues = _count(hidden["resources"], "changed resource"), _count(hidden["queues"], "queue")
+        out.append(f"the list of {resources} in {queues}")
+    if hidden["fields"]:
+        out.append(f"the {_count(hidden['fields'], 'field change')} of {_count(hidden['updated'], 'updated resource')}")
+    if hidden["diffs"]:
+        out.append(f"the line diffs of {_count(hidden['diffs'], 'text field')}")
+    return out
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' * (number != 1)}"
+
+
+def _group(group: _Group) -> str:
+    if group.level >= NO_RESOURCES:
+        return f"- {_code(group.queue)}: {counted(group.changes)}\n\n"
+    lines = [f"<details><summary><code>{html.escape(group.queue)}</code>: {counted(group.changes)}</summary>", ""]
+    for change, diffs in zip(group.changes, group.diffs, strict=True):
+        lines += _resource(change, diffs, group.level)
+    return "\n".join([*lines, "", "</details>"]) + "\n\n"
+
+
+def _resource(change: Change, diffs: Sequence[Sequence[str]], level: int) -> list[str]:
+    fields = f" ({_count(len(change.fields), 'field')})" if level >= NO_FIELDS and change.fields else ""
+    note = f" ({_text(change.note)})" if change.note else ""
+    lines = [f"- **{change.action}** {change.kind} {_code(change.key)}{fields}: {_text(change.title)}{note}"]
+    if level >= NO_FIELDS:
+        return lines
+    for field_change, diff in zip(change.fields, diffs, strict=True):
+        lines.append(f"  - {_code(field_change.path)}: {change_of(field_change, '→', _value, diff)}")
+        if diff and level < NO_LINE_DIFFS:
+            fence = "`" * max(3, _longest_run(diff) + 1)
+            lines += [f"    {fence}diff", *(f"    {line}" for line in diff), f"    {fence}"]
+    return lines
+
+
+def _left_out(what: Sequence[str], command: str) -> str:
+    return f"> Left out to fit a pull-request comment: {'; '.join(what)}. {_code(command)} shows everything."
+
+
+def _cut(out: str, rerun: str) -> str:
+    """The last resort, when even the summary is too big (thousands of environments): cut at a line."""
+    note = f"\n> Cut here to fit a pull-request comment. {_code(f'{rerun} --format text')} shows everything.\n"
+    kept = out.encode("utf-16-le")[: 2 * (BUDGET - size(note))].decode("utf-16-le", errors="ignore")
+    return kept[: kept.rfind("\n")] + note
+
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!])")
+
+
+def _text(value: str) -> str:
+    """Plain text that markdown and HTML leave as it is, on one line, mentioning nobody (an @ in a title
+    would notify the GitHub user of that name)."""
+    escaped = _SPECIAL.sub(r"\\\1", value).replace("&", "&amp;")
+    return " ".join(escaped.split()).replace("@", "&#64;")
+
+
+def _code(value: str) -> str:
+    """An inline code span that holds any text."""
+    ticks = "`" * (_longest_run([value]) + 1)
+    padded = f" {value} " if value.startswith("`") or value.endswith("`") else value
+    return f"{ticks}{padded}{ticks}"
+
+
+def _value(value: object) -> str:
+    return _code(show(value))
+
+
+def _cell(value: str) -> str:
+    """A table cell: GitHub splits cells at every unescaped pipe, even inside code spans."""
+    return value.replace("|", "\\|")
+
+
+def _longest_run(lines: Sequence[str]) -> int:
+    return max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)

@@ -1,0 +1,162 @@
+"""Pure: a plan -> text for people, markdown for pull requests, json for machines."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sync.core import placeholders
+from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
+from sync.core.resources import title_of
+from sync.datadog.apply import Outcome
+
+_SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
+_COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
+_MAX_VALUE = 200
+_SAME_ERROR_SHOWN = 3
+
+
+def summary(plan: Plan) -> str:
+    c = plan.count()
+    return (
+        f"{c[CREATE]} to create, {c[UPDATE]} to update, {c[DELETE]} to delete, "
+        f"{c[UNCHANGED]} unchanged, {c['unmanaged']} unmanaged"
+    )
+
+
+def text(plan: Plan, *, against: str, colour: bool = False) -> str:
+    lines = [f"Plan for {plan.env} against {against}:"]
+    for change in plan.pending:
+        head = f"{_SIGNS[change.action]} {change.kind} {change.key}"
+        if change.id:
+            head += f" (id {change.id})"
+        head += f"  {change.title}"
+        if colour and change.action in _COLOURS:
+            head = f"\x1b[{_COLOURS[change.action]}m{head}\x1b[0m"
+        lines.append(head)
+        if change.note:
+            lines.append(f"    ({change.note})")
+        lines += [f"    {f.path}: {old} -> {new}" for f in change.fields for old, new in [_shown(f)]]
+    for obj in plan.unmanaged:
+        lines.append(
+            f"? {obj.kind} {obj.id}  {title_of(obj.body)}: not managed by obs, left alone (--adopt takes it over)"
+        )
+    if plan.awaiting:
+        lines.append(f"Note: {placeholders.PLACEHOLDER_NOTE}")
+    lines.append(f"Plan: {summary(plan)}.")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(plan: Plan, *, against: str) -> str:
+    c = plan.count()
+    lines = [
+        f"### obs plan: `{plan.env}` against {against}",
+        "",
+        "| create | update | delete | unchanged | unmanaged |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {c[CREATE]} | {c[UPDATE]} | {c[DELETE]} | {c[UNCHANGED]} | {c['unmanaged']} |",
+        "",
+    ]
+    for change in plan.pending:
+        title = change.title.replace("|", "\\|")
+        note = f" ({change.note})" if change.note else ""
+        lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}{note}")
+        lines += [f"  - `{f.path}`: `{old}` → `{new}`" for f in change.fields for old, new in [_shown(f)]]
+    if plan.awaiting:
+        lines += ["", f"> {placeholders.PLACEHOLDER_NOTE}"]
+    return "\n".join(lines) + "\n"
+
+
+def as_json(plan: Plan, *, against: str) -> str:
+    doc = {
+        "env": plan.env,
+        "against": against,
+        "summary": plan.count(),
+        "changes": [change_json(c) for c in plan.changes],
+        "unmanaged": [{"kind": o.kind, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
+        "awaiting_dashboard_ids": plan.awaiting,
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def change_json(change: Change) -> dict[str, Any]:
+    return {
+        "action": change.action,
+        "kind": change.kind,
+        "key": change.key,
+        "id": change.id,
+        "title": change.title,
+        "queue": change.queue,
+        "note": change.note,
+        "replace": change.replace,
+        "fields": [_field_json(f) for f in change.fields],
+    }
+
+
+def _field_json(f: FieldChange) -> dict[str, Any]:
+    return {"path": f.path, "old": f.old, "new": f.new}
+
+
+def _shown(change: FieldChange) -> tuple[str, str]:
+    """Both values as JSON, long ones cut to a window that starts just before where they differ."""
+    old, new = (_json(v) for v in (change.old, change.new))
+    if max(len(old), len(new)) <= _MAX_VALUE:
+        return old, new
+    start = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    start = max(0, start - _MAX_VALUE // 4)
+    return _window(old, start), _window(new, start)
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # the server's 30.0 is the 30 we sent: show them alike
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _window(text: str, start: int) -> str:
+    head = "..." if start else ""
+    tail = "..." if len(text) > start + _MAX_VALUE else ""
+    return head + text[start : start + _MAX_VALUE] + tail
+
+
+def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> str:
+    """What a sync did (or, for a dry run, what the API said of each monitor), failures first."""
+    failed = [o for o in results if not o.ok]
+    lines: list[str] = []
+    by_error: dict[str, list[Outcome]] = {}
+    for o in failed:
+        by_error.setdefault(o.error, []).append(o)
+    for error, group in by_error.items():
+        # One refusal for all (a key without write permission) is said a few times, not once a monitor.
+        lines += [f"failed: {_what(o)}: {error}" for o in group[:_SAME_ERROR_SHOWN]]
+        if len(group) > _SAME_ERROR_SHOWN:
+            lines.append(f"failed: {len(group) - _SAME_ERROR_SHOWN} more with the same error")
+    lines += [f"note: {_what(o)}: {o.note}" for o in results if o.ok and o.note]
+    if dry_run:
+        lines.append(
+            f"Dry run: {len(results) - len(failed)} monitors valid, {len(failed)} invalid, by the API's validate "
+            "endpoint (dashboards and deletions are not checked); nothing written."
+        )
+        return "\n".join(lines) + "\n"
+    done = Counter(o.change.action for o in results if o.ok)
+    lines.append(
+        f"Applied: {done[CREATE]} created, {done[UPDATE]} updated, {done[DELETE]} deleted, "
+        f"{len(failed)} failed in {seconds:.1f} s."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _what(o: Outcome) -> str:
+    ident = f" (id {o.change.id})" if o.change.id else ""
+    return f"{o.change.action} {o.change.kind} {o.change.key}{ident}"
+
+
+FORMATS = ("text", "json", "markdown")
+
+
+def render(plan: Plan, fmt: str, *, against: str, colour: bool = False) -> str:
+    if fmt == "text":
+        return text(plan, against=against, colour=colour)
+    return {"json": as_json, "markdown": markdown}[fmt](plan, against=against)
