@@ -29,7 +29,7 @@ INVENTORY = "queues.yaml"
 
 def load(root: Path) -> Definitions:
     """Load every definition file under `root`, validating each against its schema and its references."""
-    if not (root / INVENTORY).is_file():
+    if not (root / INVENTORY).exists():  # one that exists but is no regular file is refused by the reader
         raise ObsError.of(
             f"no {INVENTORY} in {root}",
             "run obs from your definitions folder, or point to it with --definitions DIR or OBS_DEFINITIONS",

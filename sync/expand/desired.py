@@ -13,7 +13,7 @@ from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.references import base_features, class_features
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
-from sync.expand import oncall
+from sync.expand import aws_names, oncall
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
 from sync.expand.naming import PlacedQueue, PlacedTopic, placed_queues
@@ -24,6 +24,7 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     """Every monitor and dashboard the environment should have, sorted by kind then key."""
     env = defs.environment(env_name)
     placed = placed_queues(defs, env_name)
+    aws_names.check(defs, env, placed)
     for queue in placed:
         _check_overrides(defs, env, queue.queue)
     feeds: dict[str, list[str]] = {}  # topic -> the queues it feeds here
