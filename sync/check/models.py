@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from datadog_api_client import ApiClient, Configuration
@@ -16,10 +16,11 @@ from datadog_api_client.exceptions import OpenApiException
 from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
+from datadog_api_client.v1.model.widget import Widget
 
 from sync.core.resources import DASHBOARD, MONITOR, Resource
 
-_MODELS = {MONITOR: Monitor, DASHBOARD: Dashboard}
+_MODELS: dict[str, type] = {MONITOR: Monitor, DASHBOARD: Dashboard, "widget": Widget}
 
 
 @cache
@@ -36,14 +37,33 @@ def problems(kind: str, body: Mapping[str, Any]) -> list[str]:
 
 
 def located(kind: str, body: Mapping[str, Any]) -> list[Problem]:
+    return list(_located(kind, json.dumps(body, sort_keys=True)))
+
+
+# Environments share a dashboard's widgets, and a run checks the same bodies again (validate, then plan):
+# a verdict is kept per exact body.
+@lru_cache(maxsize=4096)
+def _located(kind: str, body: str) -> tuple[Problem, ...]:
     try:
-        model = _client().deserialize(json.dumps(body), (_MODELS[kind],), True)
+        model = _client().deserialize(body, (_MODELS[kind],), True)
     except (OpenApiException, TypeError, ValueError) as exc:
-        return [("", str(exc).splitlines()[0])]
+        return (("", str(exc).splitlines()[0]),)
     found: list[Problem] = []
     _walk(model, "", found)
     if not found and model._unparsed:
         found.append(("", "holds a value the API does not know"))
+    return tuple(found)
+
+
+def _dashboard(body: Mapping[str, Any]) -> list[Problem]:
+    """A dashboard checked widget by widget, so a widget every environment shares is checked once."""
+    widgets = body.get("widgets")
+    if not isinstance(widgets, list) or not all(isinstance(w, dict) for w in widgets):
+        return located(DASHBOARD, body)
+    found = located(DASHBOARD, {**body, "widgets": []})
+    for index, widget in enumerate(widgets):
+        at = f"widgets[{index}]"
+        found += [(f"{at}.{path}" if path else at, what) for path, what in located("widget", widget)]
     return found
 
 
@@ -59,7 +79,7 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
                 checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
         else:
-            result = located(resource.kind, _shortened(resource.body))
+            result = _dashboard(_shortened(resource.body))
         found += [(resource, problem) for problem in result]
     return found
 
