@@ -26,6 +26,7 @@ from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
 from sync.core.resources import MANAGED_TAG, MONITOR
+from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.pacing import Pacer
 from sync.errors import ObsError
 
@@ -85,7 +86,7 @@ class _Client(ApiClient):
         super().__init__(configuration)
 
     def _build_rest_client(self) -> RESTClientObject:
-        return RESTClientObject(self.configuration, maxsize=self._pool)  # type: ignore[no-untyped-call]
+        return RestClient(self.configuration, maxsize=self._pool)
 
 
 class Datadog:
@@ -106,7 +107,8 @@ class Datadog:
         config.retry_policy = urllib3.Retry(total=0, redirect=False)  # retries are ours: never a blind POST retry
         config.is_iac = True
         self.host = target.host
-        self._secrets = [key for key in (target.api_key, target.app_key) if len(key) >= 8]  # real keys: 32, 40
+        self._redact = Redactor((target.api_key, target.app_key))
+        self.timeout = timeout
         self._client = _Client(config, pool=workers + 2)
         self._monitors = MonitorsApi(self._client)  # type: ignore[no-untyped-call]
         self._dashboards = DashboardsApi(self._client)  # type: ignore[no-untyped-call]
@@ -253,9 +255,9 @@ class Datadog:
                     with self._lock:
                         self.throttled += 1
                     continue  # not a failure: acquire waits for the window to reset
+                reason = described(status, exc.body, exc.headers, self.host)
                 if status is None or status < 500:
-                    raise RequestFailed(label, self._redacted(f"HTTP {status}: {_errors(exc.body)}"), status) from None
-                reason = f"HTTP {status}: {_errors(exc.body)}"
+                    raise RequestFailed(label, self._shown(reason), status) from None
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 self._pacer.release(group, None)
                 reason = _connection_problem(exc)
@@ -263,32 +265,24 @@ class Datadog:
                 self._pacer.release(group, response.headers)
                 try:
                     return json.loads(data or b"null")
-                except ValueError:
-                    reason = f"HTTP {response.status} with an answer that is not JSON"
+                except ValueError:  # a proxy's page with a 200, or an answer cut short
+                    status = response.status
+                    reason = described(status, (data or b"").decode("utf-8", "replace"), response.headers, self.host)
             failures += 1
             if not repeatable or failures >= self._attempts:
-                raise RequestFailed(label, self._redacted(reason), status, ambiguous=not repeatable)
+                raise RequestFailed(label, self._shown(reason), status, ambiguous=not repeatable)
             with self._lock:
                 self.retried += 1
             self.backoff(failures)
 
-    def _redacted(self, text: str) -> str:
-        """Error text from the other side (a proxy may echo headers) never carries the keys."""
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+    def _shown(self, text: str) -> str:
+        """Error text from the other side (a proxy may echo headers): redacted whole, then cut, so a cut
+        never leaves part of a key behind."""
+        return cut(self._redact(text))
 
 
 def _id(kind: str, object_id: str) -> int | str:
     return int(object_id) if kind == MONITOR else object_id
-
-
-def _errors(body: Any) -> str:
-    """The API's error envelope, {"errors": [...]} with strings or JSON:API objects, as one line."""
-    if isinstance(body, Mapping) and isinstance(body.get("errors"), list):
-        parts = [e if isinstance(e, str) else str(e.get("detail") or e.get("title") or e) for e in body["errors"]]
-        return "; ".join(parts) or "no details"
-    return str(body or "no details")[:300]
 
 
 def _connection_problem(exc: BaseException) -> str:
