@@ -152,7 +152,7 @@ class Datadog:
             )
             items = page.get("dashboards") or []
             found += items
-            if not items:  # the page size may be capped below what we ask for: stop only on an empty page
+            if last_page(len(items), DASHBOARD_PAGE):
                 return found
 
     def dashboard(self, dashboard_id: str) -> dict[str, Any]:
@@ -174,11 +174,9 @@ class Datadog:
                 **filters,
             )
             yield from items
-            largest = max(largest, len(items))
-            # A short page ends the list, but only when shorter than one already seen: a server that caps
-            # the page size below what we ask must not make us miss monitors (and then duplicate them).
-            if not items or len(items) < largest:
+            if last_page(len(items), MONITOR_PAGE, largest):
                 return
+            largest = max(largest, len(items))
             page += 1
 
     # Writes: a create is never repeated here (see RequestFailed.ambiguous)
@@ -279,6 +277,21 @@ class Datadog:
         """Error text from the other side (a proxy may echo headers): redacted whole, then cut, so a cut
         never leaves part of a key behind."""
         return cut(self._redact(text))
+
+
+API_DEFAULT_PAGE = 100  # what both list endpoints return when asked for no page size
+
+
+def last_page(length: int, asked: int, largest: int = 0) -> bool:
+    """Whether a page of `length` items ends a list read `asked` at a time: an empty page, or a short one,
+    so a short page costs no trailing empty read. A page of exactly the API's default size may be a cap
+    below what we asked (a proxy, a server change), and one shorter than an earlier page is the end even
+    then: missing monitors would make us create them twice."""
+    if length == 0:
+        return True
+    if largest:  # pages came before: the server's page size is known
+        return length < largest
+    return length < asked and length != API_DEFAULT_PAGE
 
 
 def _id(kind: str, object_id: str) -> int | str:

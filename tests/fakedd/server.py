@@ -26,7 +26,7 @@ from .ratelimit import RateLimiter
 
 LOST_RESPONSE = 0  # the write was committed and the connection closed without an answer
 TIMED_OUT = -1  # the request hung, then the connection was closed; nothing was done
-LATE_COMMIT = -2  # the request hung past the client's timeout, then the write was committed
+LATE_COMMIT = -2  # a create hung past the client's timeout, then was committed
 PROXY_PAGE = -3  # a proxy answered 502 with an HTML page before the request reached the API
 
 MONITOR_READS = "monitor_reads"  # the X-RateLimit-Name values are the fake's own; Datadog publishes none
@@ -187,7 +187,7 @@ class FakeDatadog:
                 self._stopping.wait(faults.timeout_seconds)
                 _drop(handler)
                 return
-            if route.group in _WRITES and faults.happens(faults.late_commit_rate):
+            if route.action.startswith("create") and faults.happens(faults.late_commit_rate):
                 entry.status = LATE_COMMIT
                 self._stopping.wait(faults.timeout_seconds)
                 self._act(route, entry.query, raw)  # committed, though the client has given up by now
