@@ -88,6 +88,13 @@ def _notify_no_data(settings: Settings, queue: Queue) -> bool:
 
 def _thresholds(settings: Settings, queue: Queue, key: str) -> dict[str, float | int]:
     raw = settings["thresholds"]
+    if raw.get("critical") is None:  # left out, or removed by a later layer with null
+        raise settings.error(
+            "thresholds",
+            key,
+            "there is no critical threshold",
+            "set thresholds.critical: the query's threshold comes from it",
+        )
     basis_name = settings.get("threshold_basis")
     scale: float = 1
     if basis_name:
