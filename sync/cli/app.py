@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -34,6 +35,9 @@ DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A fleet's expansion makes hundreds of thousands of small objects that live until obs exits: collecting
+    # young objects every 700 allocations (the default) cost a quarter of its time.
+    gc.set_threshold(50_000, 20, 20)
     parser = _parser()
     args = parser.parse_args(argv)
     try:
