@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from sync.core.kinds import MONITOR
 from sync.core.paging import ALWAYS, AudienceChange, routes
 from sync.core.plan import DELETE, UPDATE, FieldChange
-from sync.core.resources import MONITOR, Resource
+from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
 from sync.preview.comment import BUDGET, MARKER, comment, size

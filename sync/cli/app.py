@@ -16,10 +16,11 @@ from sync.check import accepted
 from sync.cli import diff
 from sync.cli import trace as trace_cli
 from sync.core import guard, placeholders
+from sync.core.kinds import KINDS, Kind
+from sync.core.outcome import Outcome
 from sync.core.plan import DELETE, Plan, make_plan
 from sync.core.resources import Resource
 from sync.datadog import apply, reads
-from sync.datadog.apply import Outcome
 from sync.datadog.client import Datadog, RequestFailed, endpoint
 from sync.definitions import schema
 from sync.definitions.load import load
@@ -161,8 +162,8 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
-    files = {out / f"{r.kind}s" / f"{r.key.replace('/', '.')}.json": r for r in resources}
-    for folder in {path.parent for path in files} | {out / "monitors", out / "dashboards"}:
+    files = {out / r.kind.plural / f"{r.key.replace('/', '.')}.json": r for r in resources}
+    for folder in {path.parent for path in files} | {out / kind.plural for kind in KINDS}:
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*.json"):  # a removed resource must not linger in the output
             if stale not in files:
@@ -267,7 +268,7 @@ def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -
 def _links(args: argparse.Namespace) -> int:
     defs, desired = _desired(args)
     placed = oncall.chosen(defs, args.env, args.queue)  # an unknown queue is an error before any call
-    ids: dict[tuple[str, str], str] = {}
+    ids: dict[tuple[Kind, str], str] = {}
     source = "nowhere (offline): dashboard links hold placeholders, monitors have no page yet"
     if not args.offline:
         with _connect(args, defs) as dd:
@@ -334,9 +335,7 @@ def _colour() -> bool:
 
 
 def _count(resources: Sequence[Resource]) -> str:
-    monitors = sum(r.kind == "monitor" for r in resources)
-    dashboards = len(resources) - monitors
-    return f"{monitors} monitor{'s' * (monitors != 1)}, {dashboards} dashboard{'s' * (dashboards != 1)}"
+    return ", ".join(kind.count(sum(r.kind == kind for r in resources)) for kind in reversed(KINDS))
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from sync.core.resources import title_of
-from sync.datadog.apply import Outcome
 
 _SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
 _COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
@@ -75,7 +75,7 @@ def as_json(plan: Plan, *, against: str) -> str:
         "against": against,
         "summary": plan.count(),
         "changes": [change_json(c) for c in plan.changes],
-        "unmanaged": [{"kind": o.kind, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
+        "unmanaged": [{"kind": o.kind.name, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
         "awaiting_dashboard_ids": plan.awaiting,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
@@ -84,7 +84,7 @@ def as_json(plan: Plan, *, against: str) -> str:
 def change_json(change: Change) -> dict[str, Any]:
     return {
         "action": change.action,
-        "kind": change.kind,
+        "kind": change.kind.name,
         "key": change.key,
         "id": change.id,
         "title": change.title,
