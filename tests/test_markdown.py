@@ -72,8 +72,9 @@ def inline(markdown: str) -> list[Token]:
 
 
 def shown(value: str) -> str:
-    """What a reader sees of escaped text: the text on one line, every @ followed by a zero-width space."""
-    return " ".join(value.split()).replace("@", "@\u200b")
+    """What a reader sees of escaped text: the text on one line, a zero-width space after every @ and
+    after every # before a digit."""
+    return re.sub(r"#(?=\d)", "#\u200b", " ".join(value.split())).replace("@", "@\u200b")
 
 
 def one_line(value: str) -> str:
@@ -140,6 +141,7 @@ def test_a_link_ends_where_it_should(label: str, path: str) -> None:
 def test_text_keeps_line_starts_and_html_inert() -> None:
     assert md.text("1. first") == "1\\. first"
     assert md.text("- item") == "\\- item"
+    assert md.text("queue #12") == "queue \\#&#8203;12", "GitHub would link issue 12 and note it there"
     assert md.text("<b>@x</b> | *y*") == "\\<b\\>@&#8203;x\\</b\\> \\| \\*y\\*"
     assert md.html_code("a<b> & @c") == "<code>a&lt;b&gt; &amp; @c</code>"
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 # GitHub finds mentions in the rendered text, after entities are decoded, so `&#64;` or `\@` still
 # notify; a zero-width space right after the @ (as release-note bots on GitHub do) breaks the pattern.
 _UNMENTIONED = "@&#8203;"
+_ISSUE_REFERENCE = re.compile(r"\\#(?=\d)")  # #12 links issue 12 and leaves a note on it; the same space stops it
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!])")
 # At the start of a line, these open a list, a heading or a rule; escaping the mark keeps them text.
 _BLOCK_START = re.compile(r"^(?:\d+(?=[.)])|(?=[-+]))")
@@ -40,7 +41,7 @@ def text(value: str) -> str:
     """Plain text on one line that markdown and HTML leave as it is and that mentions nobody."""
     escaped = _SPECIAL.sub(r"\\\1", " ".join(value.split())).replace("&", "&amp;")
     escaped = _BLOCK_START.sub(lambda start: start[0] + "\\", escaped, count=1)
-    return escaped.replace("@", _UNMENTIONED)
+    return _ISSUE_REFERENCE.sub(r"\\#&#8203;", escaped).replace("@", _UNMENTIONED)
 
 
 def cell(value: str) -> str:
