@@ -11,6 +11,7 @@ from sync.core import placeholders
 from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from sync.core.resources import title_of
+from sync.report import markdown as md
 
 _SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
 _COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
@@ -52,7 +53,7 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
 def markdown(plan: Plan, *, against: str) -> str:
     c = plan.count()
     lines = [
-        f"### obs plan: `{plan.env}` against {against}",
+        f"### obs plan: {md.code(plan.env)} against {md.text(against)}",
         "",
         "| create | update | delete | unchanged | unmanaged |",
         "|---:|---:|---:|---:|---:|",
@@ -60,10 +61,11 @@ def markdown(plan: Plan, *, against: str) -> str:
         "",
     ]
     for change in plan.pending:
-        title = change.title.replace("|", "\\|")
-        note = f" ({change.note})" if change.note else ""
-        lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}{note}")
-        lines += [f"  - `{f.path}`: `{old}` → `{new}`" for f in change.fields for old, new in [_shown(f)]]
+        note = f" ({md.text(change.note)})" if change.note else ""
+        lines.append(f"- **{change.action}** {change.kind} {md.code(change.key)} {md.text(change.title)}{note}")
+        for f in change.fields:
+            old, new = _shown(f)
+            lines.append(f"  - {md.code(f.path)}: {md.code(old)} → {md.code(new)}")
     if plan.awaiting:
         lines += ["", f"> {placeholders.PLACEHOLDER_NOTE}"]
     return "\n".join(lines) + "\n"
