@@ -7,7 +7,6 @@ from typing import Any
 
 from sync.expand.oncall import Link, Page, Sheet
 
-FORMATS = ("text", "json", "markdown")
 _OFFLINE = "ID unknown offline"
 _MISSING = "not in Datadog yet (obs sync creates it)"
 
