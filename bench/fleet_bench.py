@@ -257,7 +257,7 @@ def child(argv: Sequence[str]) -> Child:
 
 
 def obs_child(definitions: Path, *argv: str) -> Child:
-    return child([sys.executable, "-m", "sync.cli.app", "--definitions", str(definitions), *argv])
+    return child([sys.executable, "-m", "sync.cli", "--definitions", str(definitions), *argv])
 
 
 # -- definitions

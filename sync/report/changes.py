@@ -155,9 +155,6 @@ def _what(o: Outcome) -> str:
     return f"{o.change.action} {o.change.kind} {o.change.key}{ident}"
 
 
-FORMATS = ("text", "json", "markdown")
-
-
 def render(plan: Plan, fmt: str, *, against: str, colour: bool = False) -> str:
     if fmt == "text":
         return text(plan, against=against, colour=colour)

@@ -8,7 +8,6 @@ from typing import Any
 from sync.expand.oncall import Link, Page, Sheet
 from sync.report import markdown as md
 
-FORMATS = ("text", "json", "markdown")
 _OFFLINE = "ID unknown offline"
 _MISSING = "not in Datadog yet (obs sync creates it)"
 
