@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from contextlib import closing
 from typing import Any
 
+from sync.core.kinds import MONITOR, Kind
 from sync.core.plan import Plan
 from sync.datadog import apply, reads
-from sync.datadog.client import Datadog, RequestFailed, endpoint
+from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.credentials import endpoint
 from sync.definitions.load import load
 from sync.expand.desired import expand
 
@@ -21,7 +23,7 @@ from .test_sync import keys
 def _some(obs: Obs, client: Datadog, count: int = 3) -> Plan:
     """The first few monitor changes of prod's plan."""
     plan = reads.plan(client, "prod", expand(load(obs.definitions), "prod"))
-    return Plan(plan.env, tuple(c for c in plan.pending if c.kind == "monitor")[:count])
+    return Plan(plan.env, tuple(c for c in plan.pending if c.kind == MONITOR)[:count])
 
 
 def _client(timeout: float) -> closing[Datadog]:
@@ -45,7 +47,7 @@ def test_creates_that_commit_after_the_timeout_leave_one_monitor_each(obs: Obs, 
 class _CreatesLoseEveryAnswer(Datadog):
     """Every create fails as if its answer were lost (a 502 from a proxy); none reaches the API."""
 
-    def create(self, kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def create(self, kind: Kind, body: Mapping[str, Any]) -> dict[str, Any]:
         raise RequestFailed(f"POST /api/v1/{kind}", "HTTP 502: Bad Gateway", 502, ambiguous=True)
 
 

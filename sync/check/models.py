@@ -18,9 +18,12 @@ from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
 from datadog_api_client.v1.model.widget import Widget
 
-from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.resources import Resource
 
-_MODELS: dict[str, type] = {MONITOR: Monitor, DASHBOARD: Dashboard, "widget": Widget}
+_MODELS: Mapping[str, type] = {MONITOR.name: Monitor, DASHBOARD.name: Dashboard, "widget": Widget}
+# Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).
+_BY_SHAPE = frozenset({MONITOR})
 
 
 @cache
@@ -31,26 +34,26 @@ def _client() -> ApiClient:
 Problem = tuple[str, str]  # (dotted path in the body, what is wrong there)
 
 
-def problems(kind: str, body: Mapping[str, Any]) -> list[str]:
+def problems(kind: Kind, body: Mapping[str, Any]) -> list[str]:
     """What the Datadog API would reject in this create/update body; empty when it is accepted."""
     return [f"{path or 'body'}: {what}" for path, what in located(kind, body)]
 
 
-def located(kind: str, body: Mapping[str, Any]) -> list[Problem]:
-    return list(_located(kind, json.dumps(body, sort_keys=True)))
+def located(kind: Kind, body: Mapping[str, Any]) -> list[Problem]:
+    return list(_located(kind.name, json.dumps(body, sort_keys=True)))
 
 
 # Environments share a dashboard's widgets, and a run checks the same bodies again (validate, then plan):
 # a verdict is kept per exact body.
 @lru_cache(maxsize=4096)
-def _located(kind: str, body: str) -> tuple[Problem, ...]:
+def _located(model: str, body: str) -> tuple[Problem, ...]:
     try:
-        model = _client().deserialize(body, (_MODELS[kind],), True)
+        parsed = _client().deserialize(body, (_MODELS[model],), True)
     except (OpenApiException, TypeError, ValueError) as exc:
         return (("", str(exc).splitlines()[0]),)
     found: list[Problem] = []
-    _walk(model, "", found)
-    if not found and model._unparsed:
+    _walk(parsed, "", found)
+    if not found and parsed._unparsed:
         found.append(("", "holds a value the API does not know"))
     return tuple(found)
 
@@ -63,7 +66,10 @@ def _dashboard(body: Mapping[str, Any]) -> list[Problem]:
     found = located(DASHBOARD, {**body, "widgets": []})
     for index, widget in enumerate(widgets):
         at = f"widgets[{index}]"
-        found += [(f"{at}.{path}" if path else at, what) for path, what in located("widget", widget)]
+        found += [
+            (f"{at}.{path}" if path else at, what)
+            for path, what in _located("widget", json.dumps(widget, sort_keys=True))
+        ]
     return found
 
 
@@ -73,13 +79,17 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
     found: list[tuple[Resource, Problem]] = []
     checked: dict[str, list[Problem]] = {}
     for resource in resources:
-        if resource.kind == MONITOR:
+        if resource.kind in _BY_SHAPE:
             shape = json.dumps(_shape(resource.body), sort_keys=True)
             if shape not in checked:
                 checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
         else:
-            result = _dashboard(_shortened(resource.body))
+            result = (
+                _dashboard(_shortened(resource.body))
+                if resource.kind == DASHBOARD
+                else located(resource.kind, _shortened(resource.body))
+            )
         found += [(resource, problem) for problem in result]
     return found
 

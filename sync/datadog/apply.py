@@ -10,40 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.kinds import KINDS
+from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, Change, Plan
-from sync.core.resources import DASHBOARD, KEY_TAG_PREFIX, MONITOR
-from sync.datadog import reads, settle
+from sync.datadog import settle
 from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.reads import READERS
 
 _CREATE_ATTEMPTS = 3
 
 
-@dataclass(frozen=True)
-class Outcome:
-    change: Change
-    id: str | None = None  # the object's ID once the change is made
-    error: str = ""
-    note: str = ""
-    doubtful: bool = False  # an answer was lost: the write may have happened (or, for a create, twice)
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-
 def phases(plan: Plan) -> list[list[Change]]:
-    """Writes in dependency order: each phase finishes before the next starts."""
+    """Writes in dependency order, each phase finishing before the next starts: creates and updates of what
+    others link to first, deletions of it last."""
     pending = plan.pending
-    return [
-        [c for c in pending if c.kind == DASHBOARD and c.action != DELETE],
-        [c for c in pending if c.kind == MONITOR and c.action != DELETE],
-        [c for c in pending if c.kind == MONITOR and c.action == DELETE],
-        [c for c in pending if c.kind == DASHBOARD and c.action == DELETE],
-    ]
+    writes = [[c for c in pending if c.kind == kind and c.action != DELETE] for kind in KINDS]
+    deletes = [[c for c in pending if c.kind == kind and c.action == DELETE] for kind in reversed(KINDS)]
+    return writes + deletes
 
 
 def apply(
@@ -59,59 +45,68 @@ def apply(
     if dry_run:
         run: Run = lambda change, ids: _validate(dd, change, ids)  # noqa: E731
         return _run_phases(Plan(plan.env, checked(plan)), workers, done, run)[0]
-    outcomes, board_ids = _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids))
-    return settle.settle(dd, plan.env, outcomes, board_ids, settle.grace_for(dd))
+    outcomes, ids = _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids))
+    return settle.settle(dd, plan.env, outcomes, ids, settle.grace_for(dd))
 
 
 def checked(plan: Plan) -> tuple[Change, ...]:
-    """What a dry run can check with the API: monitors to create or update (dashboards have no validate
-    endpoint, and deletions nothing to validate)."""
-    return tuple(c for c in plan.pending if c.kind == MONITOR and c.action != DELETE)
+    """What a dry run can check with the API: creates and updates of the kinds it can validate (dashboards
+    have no validate endpoint, and deletions nothing to validate)."""
+    return tuple(c for c in plan.pending if c.kind.validated and c.action != DELETE)
 
 
-Run = Callable[[Change, Mapping[str, str]], Outcome]
+Ids = Mapping[placeholders.Ref, str]
+Run = Callable[[Change, Ids], Outcome]
 
 
 def _run_phases(
     plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run
-) -> tuple[list[Outcome], dict[str, str]]:
+) -> tuple[list[Outcome], dict[placeholders.Ref, str]]:
     outcomes: list[Outcome] = []
-    board_ids: dict[str, str] = {}  # dashboards written in this sync: the links to them get their new IDs
+    ids: dict[placeholders.Ref, str] = {}  # objects written in this sync: the links to them get their new IDs
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync")
     try:
         for phase in phases(plan):
-            for future in as_completed([pool.submit(run, change, dict(board_ids)) for change in phase]):
+            for future in as_completed([pool.submit(run, change, dict(ids)) for change in phase]):
                 outcome = future.result()
                 done(outcome)
                 outcomes.append(outcome)
-                # A failed replacement still has a dashboard (the old one, or the new one whose predecessor
-                # could not be deleted): its links stay. Only a failed create leaves none.
-                if outcome.id and outcome.change.kind == DASHBOARD and outcome.change.action != DELETE:
-                    board_ids[outcome.change.key] = outcome.id
+                # A failed replacement still has an object (the old one, or the new one whose predecessor
+                # could not be deleted): links to it stay. Only a failed create leaves none.
+                if outcome.id and outcome.change.action != DELETE:
+                    ids[outcome.change.kind.name, outcome.change.key] = outcome.id
     finally:
         # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.
         pool.shutdown(wait=True, cancel_futures=True)
     order = {id(change): index for index, change in enumerate(plan.changes)}
-    return sorted(outcomes, key=lambda o: order[id(o.change)]), board_ids
+    return sorted(outcomes, key=lambda o: order[id(o.change)]), ids
 
 
-def _body(change: Change, board_ids: Mapping[str, str]) -> tuple[Mapping[str, Any], str]:
-    """The body to send, with the IDs of dashboards just written; a link to a dashboard whose write
-    failed is left out (never sent as a placeholder), and the next sync puts it in."""
+def _body(change: Change, ids: Ids) -> tuple[Mapping[str, Any], str]:
+    """The body to send, with the IDs of objects just written; a message link to one whose write failed is
+    left out (never sent as a placeholder), and the next sync puts it in. A reference elsewhere (a query)
+    cannot be left out: the change fails instead."""
     assert change.body is not None  # every create and update carries its body
-    body = placeholders.resolve(change.body, board_ids, drop_unresolved=True)
-    missing = placeholders.placeholders(str(change.body.get("message", ""))) - set(board_ids)
-    note = f"sent without its link to dashboard {', '.join(sorted(missing))}, which has no ID yet" if missing else ""
+    body = placeholders.resolve(change.body, ids, drop_unresolved=True)
+    needed = placeholders.unresolved(body)
+    if needed:
+        raise RequestFailed(change.key, f"it refers to {_named(needed)}, which has no ID yet")
+    missing = placeholders.unresolved(change.body) - set(ids)
+    note = f"sent without its link to {_named(missing)}, which has no ID yet" if missing else ""
     return body, note
 
 
-def _write(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
+def _named(refs: set[placeholders.Ref]) -> str:
+    return ", ".join(f"{kind} {key}" for kind, key in sorted(refs))
+
+
+def _write(dd: Datadog, change: Change, ids: Ids) -> Outcome:
     lost: list[str] = []  # answers lost to a create: it may have committed, even after a lookup missed it
     try:
         if change.action == DELETE:
             dd.delete(change.kind, str(change.id))
             return Outcome(change, change.id)
-        body, linked = _body(change, board_ids)
+        body, linked = _body(change, ids)
         if change.action == CREATE:
             new_id, note = _create(dd, change, body, lost)
             return Outcome(change, new_id, note=note or linked, doubtful=bool(lost))
@@ -130,9 +125,7 @@ def _write(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome
         dd.update(change.kind, str(change.id), body)
         return Outcome(change, change.id, note=linked)
     except RequestFailed as exc:
-        # No answer, or a 5xx, after the last try: the server may have made the change all the same.
-        unanswered = exc.ambiguous or exc.status is None or exc.status >= 500
-        return Outcome(change, change.id, error=str(exc), doubtful=bool(lost) or unanswered)
+        return Outcome(change, change.id, error=str(exc), doubtful=bool(lost) or exc.unsure)
 
 
 def _create(
@@ -155,19 +148,16 @@ def _create(
 
 
 def _find(dd: Datadog, change: Change, replacing: str | None) -> str | None:
-    if change.kind == MONITOR:
-        found = [reads.monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{change.key}")]
-    else:
-        found = [reads.dashboard(s) for s in dd.dashboard_summaries()]
+    found = READERS[change.kind].find(dd, change.key)
     # The object being replaced carries the same key: it is not the one we just created.
     ids = sorted((o.created, o.id) for o in found if o.key == change.key and o.id != replacing)
     return ids[0][1] if ids else None
 
 
-def _validate(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
+def _validate(dd: Datadog, change: Change, ids: Ids) -> Outcome:
     try:
-        existing = None if change.replace else change.id  # a replacement is validated as the new monitor it is
-        errors = dd.validate_monitor(_body(change, board_ids)[0], existing)
+        existing = None if change.replace else change.id  # a replacement is validated as the new object it is
+        errors = dd.validate(change.kind, _body(change, ids)[0], existing)
     except RequestFailed as exc:
         return Outcome(change, change.id, error=str(exc))
     return Outcome(change, change.id, error="; ".join(errors))

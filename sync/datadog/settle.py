@@ -12,16 +12,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from sync.core import placeholders
+from sync.core.kinds import Kind
+from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, Live, diff
-from sync.core.resources import DASHBOARD, KEY_TAG_PREFIX, MONITOR
-from sync.datadog import reads
 from sync.datadog.client import Datadog, RequestFailed
-
-if TYPE_CHECKING:
-    from sync.datadog.apply import Outcome
+from sync.datadog.reads import READERS
 
 MAX_GRACE = 10.0  # seconds; a write the server still holds after this is beyond what one run waits for
 
@@ -31,41 +28,45 @@ def grace_for(dd: Datadog) -> float:
     return min(2 * dd.timeout, MAX_GRACE)
 
 
-def settle(
-    dd: Datadog, env: str, outcomes: Sequence[Outcome], board_ids: Mapping[str, str], grace: float
-) -> list[Outcome]:
+Ids = Mapping[placeholders.Ref, str]
+
+
+def settle(dd: Datadog, env: str, outcomes: Sequence[Outcome], ids: Ids, grace: float) -> list[Outcome]:
     """The outcomes once the doubtful ones are checked against the live org (and duplicates removed)."""
     doubtful = [o for o in outcomes if o.doubtful]
     if not doubtful:
         return list(outcomes)
     time.sleep(grace)
     try:
-        live = _live(dd, env, doubtful)
+        live = _live(dd, doubtful)
     except RequestFailed as exc:
         return [_unchecked(o, exc) if o.doubtful else o for o in outcomes]
-    by_key: dict[tuple[str, str], list[Live]] = {}
+    by_key: dict[tuple[Kind, str], list[Live]] = {}
     for obj in live:
         if obj.key is not None:
             by_key.setdefault((obj.kind, obj.key), []).append(obj)
     return [
-        _settled(dd, o, by_key.get((o.change.kind, o.change.key), []), board_ids, grace) if o.doubtful else o
+        _settled(dd, o, by_key.get((o.change.kind, o.change.key), []), ids, grace) if o.doubtful else o
         for o in outcomes
     ]
 
 
-# Up to this many doubtful monitors are looked up by key, one small answer each; more read the whole list,
-# a thousand per call (pages that large can outlast a short timeout on a busy server).
+# Up to this many doubtful objects of a kind are looked up by key, one small answer each; more read every
+# object with our marker, a thousand per call (pages that large can outlast a short timeout).
 _BY_KEY = 200
 
 
-def _live(dd: Datadog, env: str, doubtful: Sequence[Outcome]) -> list[Live]:
-    monitors = sorted({o.change.key for o in doubtful if o.change.kind == MONITOR})
-    if len(monitors) > _BY_KEY:
-        found = [reads.monitor(m) for m in dd.managed_monitors(env)]
-    else:
-        found = [reads.monitor(m) for key in monitors for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{key}")]
-    if any(o.change.kind == DASHBOARD for o in doubtful):
-        found += [reads.dashboard(s) for s in dd.dashboard_summaries()]
+def _live(dd: Datadog, doubtful: Sequence[Outcome]) -> list[Live]:
+    keys: dict[Kind, set[str]] = {}
+    for outcome in doubtful:
+        keys.setdefault(outcome.change.kind, set()).add(outcome.change.key)
+    found: list[Live] = []
+    for kind, wanted in sorted(keys.items(), key=lambda item: item[0].order):
+        reader = READERS[kind]
+        if len(wanted) > _BY_KEY and reader.wider is not None:
+            found += reader.wider(dd)
+        else:
+            found += [obj for key in sorted(wanted) for obj in reader.find(dd, key)]
     return found
 
 
@@ -78,7 +79,7 @@ def _unchecked(outcome: Outcome, exc: RequestFailed) -> Outcome:
     )
 
 
-def _settled(dd: Datadog, outcome: Outcome, twins: list[Live], board_ids: Mapping[str, str], grace: float) -> Outcome:
+def _settled(dd: Datadog, outcome: Outcome, twins: list[Live], ids: Ids, grace: float) -> Outcome:
     change = outcome.change
     later = f"{grace:.1f} s later"
     if change.action == DELETE:
@@ -91,7 +92,7 @@ def _settled(dd: Datadog, outcome: Outcome, twins: list[Live], board_ids: Mappin
         return outcome
     current = next((t for t in twins if t.id == change.id), None)
     assert change.body is not None  # every update carries its body
-    sent = placeholders.resolve(change.body, board_ids, drop_unresolved=True)
+    sent = placeholders.resolve(change.body, ids, drop_unresolved=True)
     if current is not None and not diff(sent, current.body):
         return dataclasses.replace(outcome, error="", note="updated, although its answer was lost")
     return dataclasses.replace(outcome, error=f"{outcome.error}; not applied ({later})")
