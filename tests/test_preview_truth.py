@@ -118,7 +118,7 @@ def test_monitors_that_now_alert_nobody_are_warned(repo: Path, run: Run) -> None
     assert silent["env"] == "prod"
     assert silent["text"].startswith("27 monitors of prod that paged someone now alert nobody (prod/critical/age, ")
     assert "page: [] notifies no one" in out["text"] and "now alert nobody" in out["markdown"]
-    assert "| `prod` | alert | removed &#64;pagerduty-jobs-platform (27 → 0) |" in out["markdown"]
+    assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (27 → 0) |" in out["markdown"]
 
 
 def own_code_repo(repo: Path, settings_edit: tuple[str, str] | None) -> None:

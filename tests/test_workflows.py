@@ -4,7 +4,6 @@ comment, a comment only for finished previews, hashed dependencies where Datadog
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,9 @@ PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 
 
 def load(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((WORKFLOWS / name).read_text())
-    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as true
+    data: dict[Any, Any] = yaml.safe_load((WORKFLOWS / name).read_text())
+    if True in data:  # YAML 1.1 reads the key `on` as true
+        data["on"] = data.pop(True)
     return data
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sync.core.paging import ALWAYS, routes
-from sync.core.resources import MONITOR, Resource
+from sync.core.resources import Resource
 
 # `avg(last_10m):max:aws.sqs...{queuename:x} > 30`: the window and the comparator sit in fixed places.
 _QUERY = re.compile(r"^\s*\w+\(last_(?P<window>\d+[mhdw])\):.*?(?P<cmp>>=|<=|>|<)\s*(?P<value>-?[\d.]+)\s*$", re.S)
@@ -87,11 +87,11 @@ def paging_targets(body: Mapping[str, Any]) -> tuple[str, ...]:
 
 def condition_changes(env: str, base: Iterable[Resource], head: Iterable[Resource]) -> tuple[ConditionChange, ...]:
     """Monitors that page someone (in either revision) whose alert condition changed, grouped by how."""
-    was = {r.key: r for r in base if r.kind == MONITOR}
+    was = {r.key: r for r in base if r.kind.notifies}
     grouped: dict[tuple[tuple[str, ...], str, str], list[str]] = {}
     for resource in head:
         old = was.get(resource.key)
-        if resource.kind != MONITOR or old is None:
+        if not resource.kind.notifies or old is None:
             continue
         targets = paging_targets(resource.body)
         if not targets and not paging_targets(old.body):
@@ -106,7 +106,7 @@ def condition_changes(env: str, base: Iterable[Resource], head: Iterable[Resourc
 
 def silenced(base: Iterable[Resource], head: Iterable[Resource]) -> tuple[str, ...]:
     """Monitors that alerted someone in the base revision and alert nobody now."""
-    paged = {r.key for r in base if r.kind == MONITOR and paging_targets(r.body)}
+    paged = {r.key for r in base if r.kind.notifies and paging_targets(r.body)}
     return tuple(sorted(r.key for r in head if r.key in paged and not paging_targets(r.body)))
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
+
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
 
 # The app host is not always app.<site> (docs.datadoghq.com/getting_started/site); the API host always is api.<site>.
 APP_HOSTS = {
@@ -34,6 +36,13 @@ def app(site: str) -> str:
 
 def monitor(site: str, monitor_id: str) -> str:
     return f"{app(site)}/monitors/{monitor_id}"
+
+
+# The page of one object, by kind.
+PAGES: Mapping[Kind, Callable[[str, str], str]] = {
+    MONITOR: monitor,
+    DASHBOARD: lambda site, object_id: dashboard(site, object_id, {}),
+}
 
 
 def monitor_search(site: str, tags: Mapping[str, str]) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core.kinds import Kind
 from sync.core.plan import UPDATE, FieldChange, Plan
 
 SHOWN_FROM = 2  # a change made to at least this many resources is listed as one line
@@ -20,7 +21,7 @@ SHOWN_FROM = 2  # a change made to at least this many resources is listed as one
 @dataclass(frozen=True)
 class SameChange:
     field: FieldChange
-    kind: str  # monitor or dashboard
+    kind: Kind
     keys: tuple[str, ...]
     envs: tuple[str, ...]  # in order of consequence
 
@@ -31,7 +32,7 @@ class SameChange:
 
 def same_changes(plans: Sequence[Plan], rank: Callable[[str], Any]) -> tuple[SameChange, ...]:
     """Field changes that several updated resources share, the most widespread first."""
-    found: dict[tuple[str, str, str, str], tuple[FieldChange, list[str], set[str]]] = {}
+    found: dict[tuple[Kind, str, str, str], tuple[FieldChange, list[str], set[str]]] = {}
     for plan in plans:
         for change in plan.pending:
             if change.action != UPDATE:
@@ -46,7 +47,7 @@ def same_changes(plans: Sequence[Plan], rank: Callable[[str], Any]) -> tuple[Sam
         for (kind, *_), (field, keys, envs) in found.items()
         if len(keys) >= SHOWN_FROM
     ]
-    return tuple(sorted(groups, key=lambda g: (-g.count, g.field.path, g.kind, _canonical(g.field.old))))
+    return tuple(sorted(groups, key=lambda g: (-g.count, g.field.path, g.kind.order, _canonical(g.field.old))))
 
 
 def _canonical(value: Any) -> str:

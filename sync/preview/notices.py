@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sync.core import guard
 from sync.core.conditions import silenced
 from sync.core.plan import DELETE, Plan
-from sync.core.resources import MONITOR, Resource
+from sync.core.resources import Resource
 from sync.preview.facts import Facts
 
 ALLOW_DELETES_LABEL = "obs-allow-deletes"  # the pull-request label that lets the merge's sync delete more
@@ -56,7 +56,7 @@ def site_moves(envs: Sequence[str], base: Facts, head: Facts, old: Mapping[str, 
     found = []
     for env in envs:
         was, now = base.sites.get(env), head.sites.get(env)
-        monitors = sum(r.kind == MONITOR for r in old.get(env, ()))
+        monitors = sum(r.kind.notifies for r in old.get(env, ()))
         if was and now and was != now and monitors:
             found.append(
                 Notice(
@@ -133,7 +133,7 @@ def _same_queue(was: Mapping[str, object], now: Mapping[str, object]) -> bool:
 
 
 def _watched(resources: Sequence[Resource], queue: str) -> bool:
-    return any(r.kind == MONITOR and r.queue == queue for r in resources)
+    return any(r.kind.notifies and r.queue == queue for r in resources)
 
 
 def ordered(warnings: Sequence[Notice], rank: Mapping[str, int]) -> tuple[Notice, ...]:

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sync.core.resources import DASHBOARD, DASHBOARD_MARKER, KEY_TAG_PREFIX, MONITOR, Resource
+from sync.core.kinds import KINDS, Kind
+from sync.core.resources import DASHBOARD_MARKER, KEY_TAG_PREFIX, Resource
 from sync.preview import revision
 from sync.preview.compare import Rendered
 
@@ -108,17 +109,17 @@ def _read(folder: Path) -> Rendered:
     """Each environment's rendered bodies back as resources, keyed by the ownership marker they carry."""
     rendered: dict[str, list[Resource]] = {}
     for env_folder in sorted(p for p in folder.iterdir() if p.is_dir()):
-        for kind in (DASHBOARD, MONITOR):
-            for path in sorted((env_folder / f"{kind}s").glob("*.json")):
+        for kind in KINDS:
+            for path in sorted((env_folder / kind.plural).glob("*.json")):
                 body = json.loads(path.read_text(encoding="utf-8"))
                 key = _key(kind, body) or path.stem.replace(".", "/")
-                queue = _tag(body, "queue:") if kind == MONITOR else None
+                queue = _tag(body, "queue:") if kind.marker == "tags" else None
                 rendered.setdefault(env_folder.name, []).append(Resource(kind, key, body, env_folder.name, queue))
     return rendered
 
 
-def _key(kind: str, body: dict[str, Any]) -> str | None:
-    if kind == MONITOR:
+def _key(kind: Kind, body: dict[str, Any]) -> str | None:
+    if kind.marker == "tags":
         return _tag(body, KEY_TAG_PREFIX)
     lines = str(body.get("description") or "").splitlines()
     marker = lines[-1].strip() if lines else ""

@@ -30,14 +30,16 @@ def named(label: str, commit: str) -> str:
     return f"{label} ({short})"
 
 
-def paging_summary(preview: Preview, limit: int = SUMMARY_TARGETS) -> list[tuple[str, str, str]]:
+def paging_summary(
+    preview: Preview, name: Callable[[str], str] = str, arrow: str = "->", limit: int = SUMMARY_TARGETS
+) -> list[tuple[str, str, str]]:
     """(environment, severity, what changed) for every severity whose audience changed, and one row per
     environment whose paging monitors changed when they page: small enough to show whole, at any scale."""
     rows: dict[tuple[str, str], dict[str, list[str]]] = {}
     for change in preview.paging:
         for severity in change.severities:
             kinds = rows.setdefault((change.env, severity), {})
-            kinds.setdefault(change.kind, []).append(f"{change.target} ({change.before} -> {change.after})")
+            kinds.setdefault(change.kind, []).append(f"{name(change.target)} ({change.before} {arrow} {change.after})")
     out = []
     for (env, severity), kinds in rows.items():
         parts = []
@@ -117,7 +119,7 @@ def _scalars(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str | int | float) for v in value)
 
 
-def audience(change: AudienceChange, arrow: str = "->", quote: str = "", keys: bool = True) -> str:
+def audience(change: AudienceChange, arrow: str = "->", name: Callable[[str], str] = str, keys: bool = True) -> str:
     """How a target's monitors changed: `added (0 -> 9 monitors)`, then `; +9: a, b, c and 6 more` with keys."""
     monitors = f"{change.before} {arrow} {change.after} monitor{'s' * (change.after != 1)}"
     parts = [f"{change.kind} ({monitors})"]
@@ -125,7 +127,7 @@ def audience(change: AudienceChange, arrow: str = "->", quote: str = "", keys: b
         return parts[0]
     for sign, which in (("+", change.gained), ("-", change.lost)):
         if which:
-            named = ", ".join(f"{quote}{k}{quote}" for k in which[:EXAMPLES])
+            named = ", ".join(name(k) for k in which[:EXAMPLES])
             more = f" and {len(which) - EXAMPLES} more" if len(which) > EXAMPLES else ""
             parts.append(f"{sign}{len(which)}: {named}{more}")
     return "; ".join(parts)
@@ -145,7 +147,8 @@ def same_line(
 ) -> str:
     """`options.thresholds.critical 10000 -> 20000 on 1,000 monitors (prod, staging, dev)`."""
     what = change_of(group.field, arrow, value)
-    return f"{path(group.field.path)} {what} on {group.count:,} {group.kind}s ({', '.join(group.envs)})"
+    kind = group.kind.name if group.count == 1 else group.kind.plural
+    return f"{path(group.field.path)} {what} on {group.count:,} {kind} ({', '.join(group.envs)})"
 
 
 def text(preview: Preview) -> str:
@@ -210,7 +213,7 @@ def as_json(preview: Preview) -> str:
                 "path": g.field.path,
                 "old": g.field.old,
                 "new": g.field.new,
-                "kind": g.kind,
+                "kind": g.kind.name,
                 "count": g.count,
                 "envs": list(g.envs),
             }
