@@ -122,3 +122,21 @@ def test_a_sync_on_a_terminal_asks_after_printing_the_plan(obs: Obs, dd: FakeDat
     raise_prod_age(obs.definitions)
     assert obs("sync", "--env", "prod", "--yes") == 0, "off a terminal (CI) it never asks"
     assert "Applied: 0 created, 1 updated" in obs.out
+
+
+def test_obs_plan_shows_message_changes_as_lines_and_who_gets_paged(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    path = obs.definitions / "environments" / "prod.yaml"
+    path.write_text(path.read_text().replace('page: ["@pagerduty-jobs-platform"]', 'page: ["@opsgenie-jobs"]'))
+    assert obs("plan", "--env", "prod") == 0, obs.err
+    assert "    message: text changed, +2 -2 lines\n" in obs.out
+    assert "      -{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}\n" in obs.out
+    assert "      +{{#is_alert}}@opsgenie-jobs{{/is_alert}}\n" in obs.out
+    paging = obs.out.split("Who gets paged:\n")[1].split("Plan:")[0]
+    assert paging.splitlines() == [
+        "  alert: +@opsgenie-jobs on 27 monitors, -@pagerduty-jobs-platform on 27 monitors",
+        "  recovery: +@opsgenie-jobs on 27 monitors, -@pagerduty-jobs-platform on 27 monitors",
+    ]
+    assert obs("plan", "--env", "prod", "--format", "markdown") == 0
+    assert "**Who gets paged**" in obs.out and "````diff" not in obs.out and "```diff" in obs.out
+    assert "@opsgenie-jobs on 27" not in obs.out, "markdown mentions nobody"

@@ -22,7 +22,6 @@ from sync.preview.report import (
     change_of,
     condition_line,
     counted,
-    line_diff,
     named,
     paging_summary,
     same_line,
@@ -30,6 +29,7 @@ from sync.preview.report import (
     summary,
 )
 from sync.report import markdown as md
+from sync.report.audience import line_diff
 
 MARKER = "<!-- obs-diff -->"  # the workflow finds its sticky comment by this first line
 LIMIT = 65_536  # GitHub's comment limit, in characters

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -13,6 +12,7 @@ from sync.core.paging import AudienceChange, severity_order
 from sync.core.plan import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from sync.preview.compare import ACTION_ORDER, Preview
 from sync.preview.groups import SameChange
+from sync.report.audience import line_diff
 from sync.report.changes import change_json
 
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-"}
@@ -75,15 +75,6 @@ def by_queue(plan: Plan) -> list[tuple[str, list[Change]]]:
 def counted(changes: Sequence[Change]) -> str:
     """`2 to create, 1 to update`: only the actions present."""
     return ", ".join(f"{n} to {a}" for a in (CREATE, UPDATE, DELETE) if (n := sum(c.action == a for c in changes)))
-
-
-def line_diff(field: FieldChange) -> list[str]:
-    """A compact unified diff of a multi-line text field (a message), without file headers; [] otherwise."""
-    old, new = field.old, field.new
-    texts = isinstance(old, str | None) and isinstance(new, str | None)
-    if not texts or "\n" not in f"{old or ''}{new or ''}":
-        return []
-    return list(difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), lineterm="", n=1))[2:]
 
 
 def show(value: Any) -> str:
