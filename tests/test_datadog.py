@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sync.datadog.client import Datadog, Endpoint, RequestFailed, endpoint
+from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.credentials import Endpoint, endpoint
 from sync.errors import ObsError
 
 KEYS = {"DD_API_KEY": "api-secret-1", "DD_APP_KEY": "app-secret-2"}

@@ -17,7 +17,8 @@ import pytest
 from sync.core.kinds import DASHBOARD
 from sync.core.plan import make_plan
 from sync.datadog import apply, reads
-from sync.datadog.client import Datadog, endpoint
+from sync.datadog.client import Datadog
+from sync.datadog.credentials import endpoint
 from sync.definitions.load import load
 from sync.expand.desired import expand
 

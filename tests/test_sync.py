@@ -15,7 +15,8 @@ import pytest
 
 from sync.core.kinds import Kind
 from sync.datadog import apply, reads
-from sync.datadog.client import Datadog, Endpoint, RequestFailed, endpoint
+from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.credentials import Endpoint, endpoint
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand

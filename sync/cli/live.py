@@ -11,7 +11,8 @@ from contextlib import closing, contextmanager
 from sync.core.plan import Plan
 from sync.core.resources import Resource
 from sync.datadog import reads
-from sync.datadog.client import Datadog, RequestFailed, endpoint
+from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.credentials import endpoint
 from sync.definitions.model import Definitions
 from sync.errors import ObsError
 

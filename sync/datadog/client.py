@@ -15,7 +15,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import urllib3
@@ -27,10 +27,9 @@ from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
 from sync.core.kinds import DASHBOARD, MONITOR, Kind
 from sync.core.resources import MANAGED_TAG
+from sync.datadog.credentials import Endpoint
 from sync.datadog.pacing import Pacer
-from sync.errors import ObsError
 
-API_KEY, APP_KEY, SITE, HOST = "DD_API_KEY", "DD_APP_KEY", "DD_SITE", "DD_HOST"
 MONITOR_PAGE = 1000  # the list endpoint's maximum page size
 DASHBOARD_PAGE = 1000
 _MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
@@ -50,38 +49,6 @@ APIS: Mapping[Kind, Api] = {
     MONITOR: Api("/api/v1/monitor", MonitorsApi, "monitor"),
     DASHBOARD: Api("/api/v1/dashboard", DashboardsApi, "dashboard"),
 }
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where to send requests and the keys to send; the keys never appear in repr, output or errors."""
-
-    host: str
-    api_key: str = field(repr=False)
-    app_key: str = field(repr=False)
-
-
-def endpoint(environ: Mapping[str, str], site: str, env_name: str) -> Endpoint:
-    """Credentials and API host from the conventional variables; DD_HOST overrides the site."""
-    missing = [name for name in (API_KEY, APP_KEY) if not environ.get(name)]
-    if missing:
-        raise ObsError.of(
-            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set",
-            f"export an API key and an application key of the Datadog org of {env_name!r}, "
-            "or add --offline to plan against an empty org",
-        )
-    host = environ.get(HOST, "").strip().rstrip("/")
-    if host and (not host.startswith(("http://", "https://")) or "@" in host):
-        # No user:password@ either: the host is printed with every plan.
-        raise ObsError.of(f"{HOST} must be a base URL such as https://api.{site}, without credentials")
-    chosen = environ.get(SITE, "").strip()
-    if not host and chosen and chosen != site:
-        # A global DD_SITE must not send one environment's monitors to another org.
-        raise ObsError.of(
-            f"{SITE} is {chosen!r} but environment {env_name!r} lives on {site!r} (its datadog.site)",
-            f"unset {SITE}, or correct datadog.site in environments/{env_name}.yaml",
-        )
-    return Endpoint(host or f"https://api.{site}", environ[API_KEY], environ[APP_KEY])
 
 
 class RequestFailed(Exception):
