@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from sync.check import accepted
+from sync.cli import audit as audit_cli
 from sync.cli import diff
 from sync.cli import trace as trace_cli
 from sync.core import guard, placeholders
@@ -128,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     schemas.set_defaults(handler=_schemas)
 
     trace_cli.register(commands)
+    audit_cli.register(commands)
     diff.register(commands)
     return parser
 

@@ -37,7 +37,7 @@ def recent_note(window: Window, now: datetime) -> list[str]:
 
 def retried_note(failures: Iterable[Failure]) -> list[str]:
     """Retried causes are logged when SNS gives up, which can be long after the publish time."""
-    retried = sorted({f.cause.title for f in failures if f.cause.retried})
+    retried = sorted({f.cause.title for f in failures if f.retried})
     if not retried:
         return []
     return [

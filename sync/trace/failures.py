@@ -52,6 +52,15 @@ class Failure:
     unrecoverable: bool
 
     @property
+    def retried(self) -> bool:
+        """Whether SNS retried this message before it gave up: its events say so; the cause only guesses."""
+        if self.attempts is not None and self.attempts > 1:
+            return True
+        if self.unrecoverable:  # "sqsRequestId": "Unrecoverable" on a first attempt: SNS gave up at once
+            return False
+        return self.cause.retried
+
+    @property
     def sort_key(self) -> tuple[int, str, str, str]:
         moment = self.published or self.logged
         stamp = moment.isoformat() if moment else ""
