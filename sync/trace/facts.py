@@ -91,13 +91,7 @@ def key_facts(clients: Clients, key: str) -> KeyFacts:
         return KeyFacts(key=key, unread=f"kms:DescribeKey failed ({_reason(exc)})", code=error_code(exc))
     except BotoCoreError as exc:
         return KeyFacts(key=key, unread=f"KMS unreachable ({_reason(exc)})")
-    facts = KeyFacts(
-        key=key,
-        manager=meta.get("KeyManager", ""),
-        state=meta.get("KeyState", ""),
-        usage=meta.get("KeyUsage", ""),
-        spec=meta.get("KeySpec", ""),
-    )
+    facts = key_from(key, {str(k): v for k, v in meta.items()})
     try:
         policy = clients.kms.get_key_policy(KeyId=meta["KeyId"], PolicyName="default")["Policy"]
     except ClientError as exc:
@@ -105,6 +99,18 @@ def key_facts(clients: Clients, key: str) -> KeyFacts:
     except BotoCoreError as exc:
         return replace(facts, unread=f"kms:GetKeyPolicy failed ({_reason(exc)})")
     return replace(facts, policy=policy)
+
+
+def key_from(key: str, metadata: Mapping[str, object], policy: str = "") -> KeyFacts:
+    """KeyFacts from a DescribeKey KeyMetadata (and a GetKeyPolicy Policy), as the queue names the key."""
+    return KeyFacts(
+        key=key,
+        manager=str(metadata.get("KeyManager", "")),
+        state=str(metadata.get("KeyState", "")),
+        usage=str(metadata.get("KeyUsage", "")),
+        spec=str(metadata.get("KeySpec", "")),
+        policy=policy,
+    )
 
 
 @dataclass(frozen=True)

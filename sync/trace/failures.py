@@ -79,6 +79,7 @@ class Tally:
     other_queue: int = 0
     other_topic: int = 0
     other_protocol: int = 0  # failures to Lambda, HTTP/S, Firehose... endpoints: counted, never shown
+    malformed_sqs: int = 0  # failures to an SQS ARN obs cannot read: counted and reported, not hidden
 
 
 @dataclass
@@ -103,6 +104,9 @@ class Collector:
         self.tally.failed_events += 1
         if delivery.topic_arn and self.topic_arn and delivery.topic_arn != self.topic_arn:
             self.tally.other_topic += 1
+            return
+        if delivery.malformed_sqs:
+            self.tally.malformed_sqs += 1
             return
         if not delivery.to_sqs:
             self.tally.other_protocol += 1

@@ -128,22 +128,23 @@ def read_role(clients: Clients, arn: str, account: str) -> RoleFacts:
             for page in iam.get_paginator("list_attached_role_policies").paginate(RoleName=name)
             for p in page.get("AttachedPolicies", [])
         )
-        documents = [_document(d) for d in inline]
+        documents = [policy_document(d) for d in inline]
         for policy_arn in attached:
             if policy_arn == SNS_ROLE_POLICY:
                 continue
             version = iam.get_policy(PolicyArn=policy_arn)["Policy"].get("DefaultVersionId", "v1")
             text = iam.get_policy_version(PolicyArn=policy_arn, VersionId=version)["PolicyVersion"].get("Document")
-            documents.append(_document(text))
+            documents.append(policy_document(text))
     except ClientError as exc:
         code = error_code(exc)
         if code in {"NoSuchEntity", "NoSuchEntityException"}:
             return RoleFacts(arn, False)
         return RoleFacts(arn, None, unread=f"IAM read failed ({code}; needs {', '.join(ROLE_READS)})", code=code)
-    return RoleFacts(arn, True, _document(role.get("AssumeRolePolicyDocument")), tuple(documents), tuple(attached))
+    trust = policy_document(role.get("AssumeRolePolicyDocument"))
+    return RoleFacts(arn, True, trust, tuple(documents), tuple(attached))
 
 
-def _document(value: object) -> str:
+def policy_document(value: object) -> str:
     """IAM returns policy documents URL-encoded; boto3 usually decodes them to a dict already."""
     if isinstance(value, str):
         return unquote(value)

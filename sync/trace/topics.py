@@ -116,7 +116,8 @@ def check_role(use: TopicUse, role: RoleFacts) -> list[Finding]:
         return [Finding(ERROR, "delivery-logging-role", use.names, role.arn, "exists", "does not exist", why, fix)]
     out = []
     principal = sns_principal(use.arn)
-    trust = evaluate(load_policy(role.trust), Request(("sts:AssumeRole",), "*", use.arn, "", principal), "trust policy")
+    request = Request(("sts:AssumeRole",), "*", use.arn, use.arn.split(":")[4], principal)
+    trust = evaluate(load_policy(role.trust), request, "trust policy")
     if not trust.allows:
         fix = (
             f"aws iam update-assume-role-policy --role-name {role.arn.rsplit('/', 1)[-1]} --policy-document "
