@@ -54,7 +54,8 @@ from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
 from sync.cli.app import main as obs
 from sync.core import placeholders
-from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.resources import Resource
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
@@ -256,7 +257,7 @@ def child(argv: Sequence[str]) -> Child:
 
 
 def obs_child(definitions: Path, *argv: str) -> Child:
-    return child([sys.executable, "-m", "sync.cli.app", "--definitions", str(definitions), *argv])
+    return child([sys.executable, "-m", "sync.cli", "--definitions", str(definitions), *argv])
 
 
 # -- definitions
@@ -311,7 +312,8 @@ def seed(where: Org, desired: Sequence[Resource]) -> tuple[list[int], list[str]]
     """Create what obs would, straight into the fake (its own checks and rewrites, no HTTP): a synced org.
     Dashboards first, as a sync writes them, so that monitor messages link to their IDs."""
     boards = {r.key: str(where.dd.create_dashboard(dict(r.body))["id"]) for r in desired if r.kind == DASHBOARD}
-    monitors = [where.dd.create_monitor(dict(placeholders.resolve(r.body, boards)))["id"] for r in monitors_of(desired)]
+    ids = {(DASHBOARD.name, key): found for key, found in boards.items()}
+    monitors = [where.dd.create_monitor(dict(placeholders.resolve(r.body, ids)))["id"] for r in monitors_of(desired)]
     return [int(i) for i in monitors], list(boards.values())
 
 
@@ -336,7 +338,7 @@ class Refresh:
     traffic: Traffic
 
 
-def refresh(where: Org, objects: Sequence[tuple[str, int | str]], concurrency: int) -> Refresh:
+def refresh(where: Org, objects: Sequence[tuple[Kind, int | str]], concurrency: int) -> Refresh:
     """GET each object with the client's own retry on (a 429 waits X-RateLimit-Reset, as the Terraform
     provider's client does); bodies read as raw JSON, as obs reads them, so no model parsing is timed."""
     keys = {"apiKeyAuth": where.dd.api_key, "appKeyAuth": where.dd.app_key}
@@ -347,9 +349,9 @@ def refresh(where: Org, objects: Sequence[tuple[str, int | str]], concurrency: i
     with _PooledClient(config, concurrency) as client:
         monitors = MonitorsApi(client)  # type: ignore[no-untyped-call]
         dashboards = DashboardsApi(client)  # type: ignore[no-untyped-call]
-        getters: dict[str, Callable[..., Any]] = {MONITOR: monitors.get_monitor, DASHBOARD: dashboards.get_dashboard}
+        getters: dict[Kind, Callable[..., Any]] = {MONITOR: monitors.get_monitor, DASHBOARD: dashboards.get_dashboard}
 
-        def get(kind: str, object_id: int | str) -> bool:
+        def get(kind: Kind, object_id: int | str) -> bool:
             try:
                 json.loads(getters[kind](object_id).data)
             except Exception:  # any failure counts; the table shows how many
@@ -583,7 +585,7 @@ class Bench:
     def baseline(self, where: Org, plan: Command, monitor_ids: Sequence[int], dashboard_ids: Sequence[str]) -> None:
         options = self.options
         step = "5 baseline: GET per monitor"
-        objects: list[tuple[str, int | str]] = [(MONITOR, i) for i in monitor_ids] + [
+        objects: list[tuple[Kind, int | str]] = [(MONITOR, i) for i in monitor_ids] + [
             (DASHBOARD, i) for i in dashboard_ids
         ]
         limit = options.baseline_limit

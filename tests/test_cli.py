@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -13,7 +14,8 @@ import pytest
 import referencing
 import yaml
 
-from sync.cli.app import main
+from sync.cli.app import main, parser
+from sync.cli.conventions import Exit
 from tests.conftest import ROOT
 
 
@@ -122,3 +124,91 @@ def test_usage_errors_exit_1_not_the_changes_pending_code(argv: list[str], capsy
         main(argv)
     assert exit_info.value.code == 1
     assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["validate", "--definitions"], ["trace", "--topic", "t", "--format", "markdown"]])
+def test_usage_errors_after_the_command_exit_1_too(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 1
+    assert "error:" in capsys.readouterr().err
+
+
+def test_exit_codes_keep_their_values() -> None:
+    """CI scripts branch on these numbers: changing one breaks pipelines silently."""
+    assert {code.name: code.value for code in Exit} == {
+        "OK": 0,
+        "ERROR": 1,
+        "CHANGES": 2,
+        "FOUND": 3,
+        "INTERRUPTED": 130,
+    }
+
+
+def test_global_options_after_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the default folder has no definitions
+    assert main(["validate", "--definitions", str(ROOT)]) == 0
+    assert main(["plan", "--env", "dev", "--offline", "--definitions", str(ROOT), "--detailed-exitcode"]) == 2
+    capsys.readouterr()
+
+    # Given on both sides, the one after the command wins, whichever folder is the good one.
+    assert main(["--definitions", str(tmp_path), "validate", "--definitions", str(ROOT)]) == 0
+    assert main(["--definitions", str(ROOT), "validate", "--definitions", str(tmp_path)]) == 1
+    assert "no queues.yaml" in capsys.readouterr().err
+
+    # The environment variable is only the default: a folder given after the command wins over it too.
+    monkeypatch.setenv("OBS_DEFINITIONS", str(tmp_path))
+    assert main(["validate", "--definitions", str(ROOT)]) == 0
+    assert main(["validate"]) == 1
+
+
+def test_debug_is_read_before_and_after_the_command() -> None:
+    assert parser().parse_args(["validate"]).debug is False
+    assert parser().parse_args(["--debug", "validate"]).debug is True
+    assert parser().parse_args(["validate", "--debug"]).debug is True
+
+
+def test_trace_still_takes_table_as_its_text_format() -> None:
+    assert parser().parse_args(["trace", "--topic", "t", "--format", "table"]).format == "text"
+    assert parser().parse_args(["trace", "--topic", "t"]).format == "text"
+
+
+def _command_names() -> list[str]:
+    """Every subcommand, read from the parser itself, so one added later is checked too."""
+    (commands,) = (a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sorted(commands.choices)
+
+
+def test_every_command_is_found() -> None:
+    assert set(_command_names()) >= {"validate", "render", "plan", "sync", "diff", "links", "schemas", "trace"}
+
+
+@pytest.mark.parametrize("command", _command_names())
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: obs {command} ")
+    assert "--definitions DIR" in out  # the global options are listed where they are accepted
+
+
+def test_top_level_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: obs ")
+    for command in _command_names():
+        assert f"\n    {command} " in out
+
+
+def test_python_m_sync_cli_is_the_command_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sync.cli", "sync", "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: obs sync ")
+    assert "(10% of the managed ones)" in " ".join(result.stdout.split())  # the % printed once, as written

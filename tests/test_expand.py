@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from sync.check import models
-from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.core.kinds import DASHBOARD, MONITOR
+from sync.core.resources import Resource
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand, expand_all

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sync.core import guard
+from sync.core.kinds import MONITOR
 from sync.core.plan import CREATE, DELETE, UNCHANGED, Change, Plan
-from sync.core.resources import MONITOR, Resource
+from sync.core.resources import Resource
 from sync.errors import ObsError
 
 DESIRED = [Resource(MONITOR, "prod/q/m", {"name": "m"}, "prod")]

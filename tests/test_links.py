@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 
 from sync.core import placeholders
+from sync.core.kinds import MONITOR
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
 from sync.expand import urls
@@ -136,12 +137,12 @@ def test_console_strings_survive_the_characters_the_form_uses(query: str) -> Non
 def test_placeholders_resolve_or_leave_their_line_out() -> None:
     body = {"name": "n", "message": "a\nDashboard: https://x/dashboard/${dashboard_id:prod/oncall}?q=1\nb"}
     assert placeholders.awaited([body]) == ["prod/oncall"]
-    resolved = placeholders.resolve(body, {"prod/oncall": "abc-def"})
+    resolved = placeholders.resolve(body, {("dashboard", "prod/oncall"): "abc-def"})
     assert resolved["message"] == "a\nDashboard: https://x/dashboard/abc-def?q=1\nb"
     assert placeholders.resolve(body, {}) == body
     assert placeholders.resolve(body, {}, drop_unresolved=True)["message"] == "a\nb"
     dashboard = {"title": "t", "widgets": []}
-    assert placeholders.resolve(dashboard, {"prod/oncall": "abc"}) is dashboard
+    assert placeholders.resolve(dashboard, {("dashboard", "prod/oncall"): "abc"}) is dashboard
 
 
 @pytest.fixture(scope="module")
@@ -180,5 +181,5 @@ def test_per_topic_monitors_carry_the_trace_command_and_failure_log(prod: dict[s
 def test_an_environment_on_another_site_links_to_its_own_app(example_copy: Any) -> None:
     prod = example_copy / "environments" / "prod.yaml"
     prod.write_text(prod.read_text().replace("site: datadoghq.com", "site: ddog-gov.com"))
-    bodies = [r.body for r in expand(load(example_copy), "prod") if r.kind == "monitor"]
+    bodies = [r.body for r in expand(load(example_copy), "prod") if r.kind == MONITOR]
     assert all("Dashboard: https://app.ddog-gov.com/dashboard/" in b["message"] for b in bodies)

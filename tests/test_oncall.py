@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from sync.core.kinds import DASHBOARD
 from sync.core.plan import make_plan
 from sync.datadog import apply, reads
 from sync.datadog.client import Datadog, endpoint
@@ -178,7 +179,7 @@ def test_when_the_dashboard_write_fails_monitors_go_out_without_that_link(obs: O
     """Alerting matters more than a link: the monitors are written, never with a placeholder, and the next
     sync adds the link once the dashboard exists."""
     desired = [
-        replace(r, body={**r.body, "frobnicate": 1}) if r.kind == "dashboard" else r  # a body the API refuses
+        replace(r, body={**r.body, "frobnicate": 1}) if r.kind == DASHBOARD else r  # a body the API refuses
         for r in expand(load(obs.definitions), "prod")
     ]
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as client:
@@ -201,7 +202,7 @@ def test_a_failed_dashboard_replacement_leaves_the_links_to_the_one_still_there(
     old_id, _ = only_dashboard(dd)
     before = {i: m["message"] for i, m in dd.monitors.items()}
     desired = [
-        replace(r, body={**r.body, "layout_type": "free", "frobnicate": 1}) if r.kind == "dashboard" else r
+        replace(r, body={**r.body, "layout_type": "free", "frobnicate": 1}) if r.kind == DASHBOARD else r
         for r in expand(load(obs.definitions), "prod")
     ]
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as client:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from sync.core.kinds import DASHBOARD, MONITOR
 from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, FieldChange, Live, diff, make_plan
-from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from sync.core.kinds import MONITOR
 from sync.core.paging import ALWAYS, AudienceChange, routes
 from sync.core.plan import DELETE, UPDATE, FieldChange
-from sync.core.resources import MONITOR, Resource
+from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
 from sync.preview.comment import BUDGET, MARKER, comment, size
@@ -170,7 +171,7 @@ def test_who_gets_paged_makes_room_for_the_changes_and_says_what_it_left_out() -
 
 def test_who_gets_paged_without_monitor_names_counts_in_the_singular_too() -> None:
     change = AudienceChange("prod", (ALWAYS,), "@team-a", 0, 1, ("prod/q/m",), ())
-    assert audience(change, "→", "`", keys=False) == "added (0 → 1 monitor)"
+    assert audience(change, "→", keys=False) == "added (0 → 1 monitor)"
     assert audience(change) == "added (0 -> 1 monitor); +1: prod/q/m"
 
 
@@ -221,5 +222,5 @@ def test_a_title_in_the_comment_mentions_nobody_and_stays_on_one_line() -> None:
         return Resource(MONITOR, "prod/q/m", {"name": "ask @alice\nor @bob", "message": message}, "prod", "q")
 
     out = comment(compare("main", "head", {"prod": [monitor("a")]}, {"prod": [monitor("b")]}, ["prod"]), "obs diff")
-    assert "ask &#64;alice or &#64;bob" in out
+    assert "ask @&#8203;alice or @&#8203;bob" in out
     assert "@alice" not in out

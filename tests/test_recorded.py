@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from sync.check import models
+from sync.core import kinds
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
 from sync.core.plan import diff
-from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.core.resources import Resource
 
 RECORDED = sorted((Path(__file__).parent / "fixtures" / "recorded").glob("*.json"))
 
@@ -27,7 +29,7 @@ CREATES = [p for p in RECORDED if _load(p)["method"] == "POST" and _load(p)["sta
 @pytest.mark.parametrize("path", CREATES, ids=[p.stem for p in CREATES])
 def test_accepted_bodies_pass_the_model_check(path: Path) -> None:
     exchange = _load(path)
-    assert models.problems(exchange["kind"], exchange["request"]) == []
+    assert models.problems(kinds.named(exchange["kind"]), exchange["request"]) == []
 
 
 @pytest.mark.parametrize("path", CREATES, ids=[p.stem for p in CREATES])
@@ -57,26 +59,26 @@ def test_the_recordings_cover_the_server_rewrites() -> None:
 @pytest.mark.parametrize(
     ("kind", "body", "expected"),
     [
-        ("monitor", {"type": "query alert", "query": "q", "frobnicate": 1}, "frobnicate: unknown key"),
+        (MONITOR, {"type": "query alert", "query": "q", "frobnicate": 1}, "frobnicate: unknown key"),
         (
-            "monitor",
+            MONITOR,
             {"type": "query alert", "query": "q", "options": {"threshods": {}}},
             "options.threshods: unknown key",
         ),
-        ("monitor", {"type": "bogus alert", "query": "q"}, "type: 'bogus alert' is not an allowed value"),
+        (MONITOR, {"type": "bogus alert", "query": "q"}, "type: 'bogus alert' is not an allowed value"),
         (
-            "monitor",
+            MONITOR,
             {"type": "query alert", "query": "q", "options": {"thresholds": {"critical": "high"}}},
             "Invalid type",
         ),
-        ("monitor", {"type": "query alert"}, "missing 1 required positional argument: 'query'"),
+        (MONITOR, {"type": "query alert"}, "missing 1 required positional argument: 'query'"),
         (
-            "dashboard",
+            DASHBOARD,
             {"title": "t", "layout_type": "grid", "widgets": []},
             "layout_type: 'grid' is not an allowed value",
         ),
         (
-            "dashboard",
+            DASHBOARD,
             {
                 "title": "t",
                 "layout_type": "ordered",
@@ -85,13 +87,13 @@ def test_the_recordings_cover_the_server_rewrites() -> None:
             "widgets[0].definition.colour: unknown key",
         ),
         (
-            "dashboard",
+            DASHBOARD,
             {"title": "t", "layout_type": "ordered", "widgets": [{"definition": {"type": "pie", "content": "x"}}]},
             "widgets[0].definition: matches no shape",
         ),
     ],
 )
-def test_the_model_check_rejects_what_the_api_would(kind: str, body: dict[str, Any], expected: str) -> None:
+def test_the_model_check_rejects_what_the_api_would(kind: Kind, body: dict[str, Any], expected: str) -> None:
     found = models.problems(kind, body)
     assert any(expected in p for p in found), found
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from sync.core.kinds import Kind
 from sync.datadog import apply, reads
 from sync.datadog.client import Datadog, Endpoint, RequestFailed, endpoint
 from sync.definitions.load import load
@@ -382,7 +383,7 @@ def test_a_monitor_whose_type_changed_is_replaced_with_a_warning_that_its_id_cha
 class _CreatesFailUncommitted(Datadog):
     """Every create fails with an answer that cannot say whether it was committed (a 502); none was."""
 
-    def create(self, kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def create(self, kind: Kind, body: Mapping[str, Any]) -> dict[str, Any]:
         raise RequestFailed(f"POST /api/v1/{kind}", "HTTP 502: Bad Gateway", 502, ambiguous=True)
 
 

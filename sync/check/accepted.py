@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from sync.check import models
-from sync.core.resources import DASHBOARD, Resource
+from sync.core.kinds import DASHBOARD, Kind
+from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.definitions.source import undotted
 from sync.errors import ObsError, Problem
@@ -23,7 +24,7 @@ def expand_checked(defs: Definitions) -> Mapping[str, Sequence[Resource]]:
 
 def check(defs: Definitions, resources: Sequence[Resource]) -> None:
     """A dashboard problem points into its template, once for all environments that share it."""
-    found: dict[tuple[str, str, str, str], list[str]] = {}
+    found: dict[tuple[Kind, str, str, str], list[str]] = {}
     for resource, (path, what) in models.rejected(resources):
         origin = resource.key.split("/", 1)[1] if resource.kind == DASHBOARD else resource.key
         found.setdefault((resource.kind, origin, path, what), []).append(resource.env)

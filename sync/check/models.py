@@ -17,9 +17,12 @@ from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimp
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
 
-from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.resources import Resource
 
-_MODELS = {MONITOR: Monitor, DASHBOARD: Dashboard}
+_MODELS: Mapping[Kind, type] = {MONITOR: Monitor, DASHBOARD: Dashboard}
+# Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).
+_BY_SHAPE = frozenset({MONITOR})
 
 
 @cache
@@ -30,12 +33,12 @@ def _client() -> ApiClient:
 Problem = tuple[str, str]  # (dotted path in the body, what is wrong there)
 
 
-def problems(kind: str, body: Mapping[str, Any]) -> list[str]:
+def problems(kind: Kind, body: Mapping[str, Any]) -> list[str]:
     """What the Datadog API would reject in this create/update body; empty when it is accepted."""
     return [f"{path or 'body'}: {what}" for path, what in located(kind, body)]
 
 
-def located(kind: str, body: Mapping[str, Any]) -> list[Problem]:
+def located(kind: Kind, body: Mapping[str, Any]) -> list[Problem]:
     try:
         model = _client().deserialize(json.dumps(body), (_MODELS[kind],), True)
     except (OpenApiException, TypeError, ValueError) as exc:
@@ -53,7 +56,7 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
     found: list[tuple[Resource, Problem]] = []
     checked: dict[str, list[Problem]] = {}
     for resource in resources:
-        if resource.kind == MONITOR:
+        if resource.kind in _BY_SHAPE:
             shape = json.dumps(_shape(resource.body), sort_keys=True)
             if shape not in checked:
                 checked[shape] = located(resource.kind, resource.body)

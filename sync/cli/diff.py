@@ -6,26 +6,24 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 from sync.check import accepted
+from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.definitions.load import load
 from sync.errors import ObsError, Problem
 from sync.expand.desired import expand_all
 from sync.preview import comment, report, revision
 from sync.preview.compare import WORKING_TREE, Preview, Rendered, compare, environments
 
-FORMATS = ("text", "markdown", "json")
-EXIT_OK, EXIT_CHANGES = 0, 2
 
-
-def register(commands: argparse._SubParsersAction[Any]) -> None:
+def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "diff",
         help="preview what a change of the definitions does in every environment, offline (for pull requests)",
         description="Render the definitions of two git revisions and diff each environment's monitors and "
         "dashboards with the engine of `obs plan`, without credentials. The base is read from git; the working "
-        "tree is never touched. Exit 0 with no changes, 2 with changes and --detailed-exitcode, 1 on error.",
+        f"tree is never touched. Exit {Exit.OK} with no changes, {Exit.CHANGES} with changes and "
+        f"--detailed-exitcode, {Exit.ERROR} on error.",
     )
     parser.add_argument("--base", required=True, metavar="REF", help="the revision to compare with, e.g. origin/main")
     parser.add_argument("--head", metavar="REF", help="the revision to preview (default: the working tree)")
@@ -37,8 +35,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--env", action="append", default=[], metavar="ENV", help="only this environment (repeatable; default: all)"
     )
-    parser.add_argument("--format", choices=FORMATS, default="text", help="markdown is made for a pull-request comment")
-    parser.add_argument("--detailed-exitcode", action="store_true", help="exit 2 when anything changes (0 when not)")
+    format_option(parser, help_text="markdown is made for a pull-request comment (default: text)")
+    detailed_exitcode_option(parser, "anything changes")
     parser.set_defaults(handler=run)
 
 
@@ -49,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     base = _base(root, args.base, args.base_definitions)
     found = compare(args.base, head_label, base, head, environments(args.env, base, head))
     sys.stdout.write(_render(found, args.format, _rerun(args)))
-    return EXIT_CHANGES if args.detailed_exitcode and found.pending else EXIT_OK
+    return Exit.CHANGES if args.detailed_exitcode and found.pending else Exit.OK
 
 
 def _head(root: Path, ref: str | None) -> Rendered:

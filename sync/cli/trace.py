@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from sync.cli.conventions import Commands, Exit, format_option
 from sync.errors import ObsError
 from sync.trace.aws import Clients, check_region, connect
 from sync.trace.failures import Window
@@ -19,17 +20,16 @@ from sync.trace.resolve import resolve_queues, target_from_definitions
 from sync.trace.target import TraceTarget, is_topic_arn, parse_duration, target_from_arn, window_bounds
 from sync.trace.tracer import Options, trace
 
-FOUND = 3  # exit code when failed deliveries were found
-
 Connector = Callable[[str, str | None], Clients]
 
 
-def register(commands: argparse._SubParsersAction[Any]) -> None:
+def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "trace",
         help="name the messages that failed SNS -> SQS delivery, and why",
         description="Read the topic's SNS delivery-status Failure log and list each failed message with its "
-        "cause and fix. Exit 0 when nothing failed, 3 when failures were found, 1 on error.",
+        f"cause and fix. Exit {Exit.OK} when nothing failed, {Exit.FOUND} when failures were found, "
+        f"{Exit.ERROR} on error.",
     )
     parser.add_argument("--env", help="environment from the definitions (optional when --topic is an ARN)")
     parser.add_argument("--topic", required=True, help="topic name (with --env) or topic ARN")
@@ -37,7 +37,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--start", help="window start, ISO-8601 UTC (e.g. 2026-11-30T10:00:00Z)")
     parser.add_argument("--end", help="window end, ISO-8601 UTC (default now)")
     parser.add_argument("--queue", action="append", default=[], help="only deliveries to this queue")
-    parser.add_argument("--format", choices=("table", "json"), default="table", help="output format")
+    # "table" is what the text format was first called; scripts may still pass it.
+    format_option(parser, ("text", "json"), also={"table": "text"})
     parser.add_argument(
         "--peek-dlq",
         action="store_true",
@@ -83,13 +84,13 @@ def execute(
     result = trace(clients, target, window, queues=queues, options=options, progress=progress_lines(err), now=now)
     out.write(render_json(result) + "\n" if args.format == "json" else render_table(result))
     # failures obs could not place are failures too: never an all-clear
-    return FOUND if result.findings or result.tally.malformed_sqs else 0
+    return Exit.FOUND if result.findings or result.tally.malformed_sqs else Exit.OK
 
 
 def _target(args: argparse.Namespace) -> TraceTarget:
     topic: str = args.topic
     if args.env:
-        root: Path = getattr(args, "definitions", None) or Path.cwd()
+        root: Path = args.definitions
         return target_from_definitions(root, args.env, topic)
     if is_topic_arn(topic):
         return target_from_arn(topic)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sync.core.resources import MONITOR, Resource
+from sync.core.resources import Resource
 
 ALWAYS = "always"  # a handle outside every {{#is_...}} section gets every notification
 _ORDER = (ALWAYS, "alert", "warning", "no_data", "recovery", "warning_recovery")
@@ -89,7 +89,7 @@ def _audience(resources: Iterable[Resource]) -> Mapping[tuple[str, str], set[str
     """(severity, target) -> keys of the monitors that notify the target for that severity."""
     out: dict[tuple[str, str], set[str]] = {}
     for resource in resources:
-        if resource.kind != MONITOR:
+        if not resource.kind.notifies:
             continue
         for severity, targets in routes(str(resource.body.get("message", ""))).items():
             for target in targets:

@@ -1,7 +1,8 @@
-"""Pure: the placeholder a monitor message holds for a dashboard ID that exists only once the dashboard does.
+"""Pure: placeholders for the IDs of objects that exist only once they are created.
 
-Expansion writes the placeholder; the plan and the sync put in the live ID (dashboards are written before
-the monitors that link to them).
+A monitor message links to a dashboard by ID; other kinds may reference objects by ID in their query.
+Expansion writes `${<kind>_id:<key>}`; the plan and the sync put in the live ID (what others link to is
+written first, see Kind.order).
 """
 
 from __future__ import annotations
@@ -10,35 +11,51 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-PLACEHOLDER = "${dashboard_id:%s}"
-_PLACEHOLDER = re.compile(r"\$\{dashboard_id:([^}]+)\}")
+Ref = tuple[str, str]  # (kind name, key)
+
+_PLACEHOLDER = re.compile(r"\$\{([a-z_]+)_id:([^}]+)\}")
 PLACEHOLDER_NOTE = (
     "Monitor messages link to dashboards by ID; where the ID is not known yet they show ${dashboard_id:KEY}, "
     "which obs sync replaces with the live dashboard's ID."
 )
 
 
+def placeholder(kind: str, key: str) -> str:
+    return f"${{{kind}_id:{key}}}"
+
+
 def dashboard_placeholder(key: str) -> str:
-    return PLACEHOLDER % key
+    return placeholder("dashboard", key)
 
 
-def placeholders(text: str) -> set[str]:
-    """The dashboard keys whose IDs a text still waits for."""
-    return set(_PLACEHOLDER.findall(text))
+def refs(text: str) -> set[Ref]:
+    """The objects whose IDs a text still waits for."""
+    return {(kind, key) for kind, key in _PLACEHOLDER.findall(text)}
 
 
-def awaited(bodies: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The dashboard keys whose IDs monitor messages among these bodies wait for."""
-    return sorted(set().union(*(placeholders(str(body.get("message", ""))) for body in bodies)))
+def unresolved(body: Mapping[str, Any]) -> set[Ref]:
+    """The objects whose IDs a body's top-level text fields still wait for."""
+    return set().union(*(refs(value) for value in body.values() if isinstance(value, str)))
 
 
-def resolve(body: Mapping[str, Any], ids: Mapping[str, str], *, drop_unresolved: bool = False) -> Mapping[str, Any]:
-    """A monitor body with dashboard IDs put into its message. With `drop_unresolved`, a line whose
-    dashboard has no ID (its create failed) is left out rather than sent with a placeholder."""
-    message = body.get("message")
-    if not isinstance(message, str) or "${dashboard_id:" not in message:
+def awaited(bodies: Iterable[Mapping[str, Any]], kind: str = "dashboard") -> list[str]:
+    """The keys of the objects of a kind whose IDs these bodies wait for."""
+    return sorted({key for body in bodies for k, key in unresolved(body) if k == kind})
+
+
+def resolve(body: Mapping[str, Any], ids: Mapping[Ref, str], *, drop_unresolved: bool = False) -> Mapping[str, Any]:
+    """A body with the known IDs put in. With `drop_unresolved`, a message line whose object has no ID (its
+    create failed) is left out rather than sent with a placeholder; elsewhere a placeholder stays, and the
+    writer refuses to send it."""
+    found = {
+        field: value for field, value in body.items() if isinstance(value, str) and "_id:" in value and refs(value)
+    }
+    if not found:
         return body
-    resolved = _PLACEHOLDER.sub(lambda m: ids.get(m.group(1), m.group(0)), message)
-    if drop_unresolved:
-        resolved = "\n".join(line for line in resolved.split("\n") if not placeholders(line))
-    return {**body, "message": resolved}
+    resolved = {
+        field: _PLACEHOLDER.sub(lambda m: ids.get((m.group(1), m.group(2)), m.group(0)), value)
+        for field, value in found.items()
+    }
+    if drop_unresolved and "message" in resolved:
+        resolved["message"] = "\n".join(line for line in resolved["message"].split("\n") if not refs(line))
+    return {**body, **resolved}

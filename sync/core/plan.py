@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sync.core import placeholders
-from sync.core.resources import DASHBOARD, KIND_ORDER, MONITOR, Resource, title_of
+from sync.core.kinds import Kind
+from sync.core.resources import Resource, title_of
 
 CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
 ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
@@ -25,7 +26,7 @@ _TYPE_ALIASES = {"metric alert": "query alert"}  # the server swaps these two fo
 class Live:
     """An object read from Datadog; `key` is None when it lacks our ownership marker."""
 
-    kind: str
+    kind: Kind
     id: str
     key: str | None
     body: Mapping[str, Any]
@@ -42,7 +43,7 @@ class FieldChange:
 @dataclass(frozen=True)
 class Change:
     action: str
-    kind: str
+    kind: Kind
     key: str
     title: str
     env: str
@@ -83,17 +84,17 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     marker is never changed, except that with `adopt` one whose name matches a desired resource is taken
     over, keeping its ID.
     """
-    owned: dict[tuple[str, str], list[Live]] = {}
+    owned: dict[tuple[Kind, str], list[Live]] = {}
     for obj in live:
         if obj.key is not None and obj.key.split("/", 1)[0] == env:
             owned.setdefault((obj.kind, obj.key), []).append(obj)
     wanted = {(r.kind, r.key): r for r in desired}
-    current: dict[tuple[str, str], Live] = {}
-    extras: dict[tuple[str, str], list[Live]] = {}
+    current: dict[tuple[Kind, str], Live] = {}
+    extras: dict[tuple[Kind, str], list[Live]] = {}
     for (kind, key), twins in owned.items():
         current[kind, key], *extras[kind, key] = sorted(twins, key=lambda o: _keep_first(wanted.get((kind, key)), o))
     by_title = _unmanaged_by_title(desired, live)
-    adopted: dict[tuple[str, str], Live] = {}
+    adopted: dict[tuple[Kind, str], Live] = {}
     if adopt:
         for resource in desired:
             found = by_title.get((resource.kind, resource.title.strip()), [])
@@ -108,19 +109,15 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
             continue
         fields = diff(bodies[at], match.body)
         note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
-        replace = any(f.path == _FIXED[resource.kind] for f in fields)
+        replace = any(f.path == resource.kind.fixed for f in fields)
         if replace:
-            note = f"its {_FIXED[resource.kind]} cannot change in place: it is deleted and created again, with a new ID"
+            note = f"its {resource.kind.fixed} cannot change in place: it is deleted and created again, with a new ID"
         changes.append(_change(UPDATE if fields else UNCHANGED, resource, bodies[at], match.id, fields, note, replace))
     for (kind, key), orphan in current.items():
         changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id))
-    changes.sort(key=lambda c: (KIND_ORDER.index(c.kind), c.key, c.id or ""))
-    unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind, o.id))
+    changes.sort(key=lambda c: (c.kind.order, c.key, c.id or ""))
+    unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind.order, o.id))
     return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
-
-
-# The field whose change the API cannot make in place (the Terraform provider forces a new resource too).
-_FIXED = {MONITOR: "type", DASHBOARD: "layout_type"}
 
 
 def _keep_first(resource: Resource | None, obj: Live) -> tuple[bool, str, str]:
@@ -130,21 +127,21 @@ def _keep_first(resource: Resource | None, obj: Live) -> tuple[bool, str, str]:
 
 def _fits(resource: Resource | None, obj: Live) -> bool:
     """Whether the live object can become the resource in place (its type or layout is the same)."""
-    fixed = _FIXED[obj.kind]
+    fixed = obj.kind.fixed
     return resource is None or _normal(resource.body.get(fixed), fixed) == _normal(obj.body.get(fixed), fixed)
 
 
 def _linked(
-    wanted: Mapping[tuple[str, str], Resource], matched: Mapping[tuple[str, str], Live]
-) -> dict[tuple[str, str], Mapping[str, Any]]:
-    """Desired bodies with the IDs of the dashboards that keep theirs put into monitor messages; a dashboard
-    to be created or replaced has no ID yet, and its placeholder stays until the sync has written it."""
+    wanted: Mapping[tuple[Kind, str], Resource], matched: Mapping[tuple[Kind, str], Live]
+) -> dict[tuple[Kind, str], Mapping[str, Any]]:
+    """Desired bodies with the IDs of the objects that keep theirs put in place of their placeholders; an
+    object to be created or replaced has no ID yet, and its placeholder stays until the sync has written it."""
     ids = {
-        key: obj.id
+        (kind.name, key): obj.id
         for (kind, key), obj in matched.items()
-        if kind == DASHBOARD and (kind, key) in wanted and _fits(wanted[kind, key], obj)
+        if (kind, key) in wanted and _fits(wanted[kind, key], obj)
     }
-    return {at: placeholders.resolve(r.body, ids) if r.kind == MONITOR else r.body for at, r in wanted.items()}
+    return {at: placeholders.resolve(r.body, ids) if r.kind.links else r.body for at, r in wanted.items()}
 
 
 def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> Change:
@@ -158,10 +155,10 @@ def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> C
     return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note)
 
 
-def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> dict[tuple[str, str], list[Live]]:
+def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> dict[tuple[Kind, str], list[Live]]:
     """Unmanaged live objects that share a name with a desired resource: the ones worth reporting."""
     titles = {(r.kind, r.title.strip()) for r in desired}
-    found: dict[tuple[str, str], list[Live]] = {}
+    found: dict[tuple[Kind, str], list[Live]] = {}
     for obj in live:
         title = (obj.kind, title_of(obj.body).strip())
         if obj.key is None and title in titles:

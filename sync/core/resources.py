@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core.kinds import Kind
+
 MANAGED_TAG = "managed-by:obs"
 KEY_TAG_PREFIX = "obs-key:"
 DASHBOARD_MARKER = "managed-by:obs obs-key:"
@@ -13,16 +15,12 @@ DASHBOARD_MARKER = "managed-by:obs obs-key:"
 # Tag keys obs sets itself; a user tag with one of these keys would forge or confuse ownership.
 RESERVED_TAG_KEYS = frozenset({"managed-by", "obs-key", "env", "queue", "metric", "queue-class", "team"})
 
-MONITOR = "monitor"
-DASHBOARD = "dashboard"
-KIND_ORDER = (DASHBOARD, MONITOR)  # dashboards first: monitor messages link to them
-
 
 @dataclass(frozen=True)
 class Resource:
     """A desired Datadog object: its kind, stable key (e.g. prod/critical/age) and exact API request body."""
 
-    kind: str
+    kind: Kind
     key: str
     body: Mapping[str, Any]
     env: str
@@ -39,7 +37,7 @@ def title_of(body: Mapping[str, Any]) -> str:
 
 
 def sort_key(resource: Resource) -> tuple[int, str]:
-    return KIND_ORDER.index(resource.kind), resource.key
+    return resource.kind.order, resource.key
 
 
 def dashboard_marker(key: str) -> str:

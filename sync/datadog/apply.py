@@ -9,39 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.kinds import KINDS
+from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, Change, Plan
-from sync.core.resources import DASHBOARD, KEY_TAG_PREFIX, MONITOR
-from sync.datadog import reads
 from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.reads import READERS
 
 _CREATE_ATTEMPTS = 3
 
 
-@dataclass(frozen=True)
-class Outcome:
-    change: Change
-    id: str | None = None  # the object's ID once the change is made
-    error: str = ""
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-
 def phases(plan: Plan) -> list[list[Change]]:
-    """Writes in dependency order: each phase finishes before the next starts."""
+    """Writes in dependency order, each phase finishing before the next starts: creates and updates of what
+    others link to first, deletions of it last."""
     pending = plan.pending
-    return [
-        [c for c in pending if c.kind == DASHBOARD and c.action != DELETE],
-        [c for c in pending if c.kind == MONITOR and c.action != DELETE],
-        [c for c in pending if c.kind == MONITOR and c.action == DELETE],
-        [c for c in pending if c.kind == DASHBOARD and c.action == DELETE],
-    ]
+    writes = [[c for c in pending if c.kind == kind and c.action != DELETE] for kind in KINDS]
+    deletes = [[c for c in pending if c.kind == kind and c.action == DELETE] for kind in reversed(KINDS)]
+    return writes + deletes
 
 
 def apply(
@@ -60,28 +46,29 @@ def apply(
 
 
 def checked(plan: Plan) -> tuple[Change, ...]:
-    """What a dry run can check with the API: monitors to create or update (dashboards have no validate
-    endpoint, and deletions nothing to validate)."""
-    return tuple(c for c in plan.pending if c.kind == MONITOR and c.action != DELETE)
+    """What a dry run can check with the API: creates and updates of the kinds it can validate (dashboards
+    have no validate endpoint, and deletions nothing to validate)."""
+    return tuple(c for c in plan.pending if c.kind.validated and c.action != DELETE)
 
 
-Run = Callable[[Change, Mapping[str, str]], Outcome]
+Ids = Mapping[placeholders.Ref, str]
+Run = Callable[[Change, Ids], Outcome]
 
 
 def _run_phases(plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run) -> list[Outcome]:
     outcomes: list[Outcome] = []
-    board_ids: dict[str, str] = {}  # dashboards written in this sync: the links to them get their new IDs
+    ids: dict[placeholders.Ref, str] = {}  # objects written in this sync: the links to them get their new IDs
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync")
     try:
         for phase in phases(plan):
-            for future in as_completed([pool.submit(run, change, dict(board_ids)) for change in phase]):
+            for future in as_completed([pool.submit(run, change, dict(ids)) for change in phase]):
                 outcome = future.result()
                 done(outcome)
                 outcomes.append(outcome)
-                # A failed replacement still has a dashboard (the old one, or the new one whose predecessor
-                # could not be deleted): its links stay. Only a failed create leaves none.
-                if outcome.id and outcome.change.kind == DASHBOARD and outcome.change.action != DELETE:
-                    board_ids[outcome.change.key] = outcome.id
+                # A failed replacement still has an object (the old one, or the new one whose predecessor
+                # could not be deleted): links to it stay. Only a failed create leaves none.
+                if outcome.id and outcome.change.action != DELETE:
+                    ids[outcome.change.kind.name, outcome.change.key] = outcome.id
     finally:
         # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -89,22 +76,30 @@ def _run_phases(plan: Plan, workers: int, done: Callable[[Outcome], None], run: 
     return sorted(outcomes, key=lambda o: order[id(o.change)])
 
 
-def _body(change: Change, board_ids: Mapping[str, str]) -> tuple[Mapping[str, Any], str]:
-    """The body to send, with the IDs of dashboards just written; a link to a dashboard whose write
-    failed is left out (never sent as a placeholder), and the next sync puts it in."""
+def _body(change: Change, ids: Ids) -> tuple[Mapping[str, Any], str]:
+    """The body to send, with the IDs of objects just written; a message link to one whose write failed is
+    left out (never sent as a placeholder), and the next sync puts it in. A reference elsewhere (a query)
+    cannot be left out: the change fails instead."""
     assert change.body is not None  # every create and update carries its body
-    body = placeholders.resolve(change.body, board_ids, drop_unresolved=True)
-    missing = placeholders.placeholders(str(change.body.get("message", ""))) - set(board_ids)
-    note = f"sent without its link to dashboard {', '.join(sorted(missing))}, which has no ID yet" if missing else ""
+    body = placeholders.resolve(change.body, ids, drop_unresolved=True)
+    needed = placeholders.unresolved(body)
+    if needed:
+        raise RequestFailed(change.key, f"it refers to {_named(needed)}, which has no ID yet")
+    missing = placeholders.unresolved(change.body) - set(ids)
+    note = f"sent without its link to {_named(missing)}, which has no ID yet" if missing else ""
     return body, note
 
 
-def _write(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
+def _named(refs: set[placeholders.Ref]) -> str:
+    return ", ".join(f"{kind} {key}" for kind, key in sorted(refs))
+
+
+def _write(dd: Datadog, change: Change, ids: Ids) -> Outcome:
     try:
         if change.action == DELETE:
             dd.delete(change.kind, str(change.id))
             return Outcome(change, change.id)
-        body, linked = _body(change, board_ids)
+        body, linked = _body(change, ids)
         if change.action == CREATE:
             new_id, note = _create(dd, change, body)
             return Outcome(change, new_id, note=note or linked)
@@ -139,19 +134,16 @@ def _create(dd: Datadog, change: Change, body: Mapping[str, Any], replacing: str
 
 
 def _find(dd: Datadog, change: Change, replacing: str | None) -> str | None:
-    if change.kind == MONITOR:
-        found = [reads.monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{change.key}")]
-    else:
-        found = [reads.dashboard(s) for s in dd.dashboard_summaries()]
+    found = READERS[change.kind].find(dd, change.key)
     # The object being replaced carries the same key: it is not the one we just created.
     ids = sorted((o.created, o.id) for o in found if o.key == change.key and o.id != replacing)
     return ids[0][1] if ids else None
 
 
-def _validate(dd: Datadog, change: Change, board_ids: Mapping[str, str]) -> Outcome:
+def _validate(dd: Datadog, change: Change, ids: Ids) -> Outcome:
     try:
-        existing = None if change.replace else change.id  # a replacement is validated as the new monitor it is
-        errors = dd.validate_monitor(_body(change, board_ids)[0], existing)
+        existing = None if change.replace else change.id  # a replacement is validated as the new object it is
+        errors = dd.validate(change.kind, _body(change, ids)[0], existing)
     except RequestFailed as exc:
         return Outcome(change, change.id, error=str(exc))
     return Outcome(change, change.id, error="; ".join(errors))

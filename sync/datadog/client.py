@@ -25,7 +25,8 @@ from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
-from sync.core.resources import MANAGED_TAG, MONITOR
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.resources import MANAGED_TAG
 from sync.datadog.pacing import Pacer
 from sync.errors import ObsError
 
@@ -33,6 +34,22 @@ API_KEY, APP_KEY, SITE, HOST = "DD_API_KEY", "DD_APP_KEY", "DD_SITE", "DD_HOST"
 MONITOR_PAGE = 1000  # the list endpoint's maximum page size
 DASHBOARD_PAGE = 1000
 _MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
+
+
+@dataclass(frozen=True)
+class Api:
+    """Where a kind lives in the API: its path and the client class whose create_/update_/delete_ methods
+    take it. Each kind's record in sync.core.kinds has one of these."""
+
+    path: str
+    client: Callable[[ApiClient], Any]
+    noun: str  # the method suffix: create_monitor
+
+
+APIS: Mapping[Kind, Api] = {
+    MONITOR: Api("/api/v1/monitor", MonitorsApi, "monitor"),
+    DASHBOARD: Api("/api/v1/dashboard", DashboardsApi, "dashboard"),
+}
 
 
 @dataclass(frozen=True)
@@ -108,8 +125,9 @@ class Datadog:
         self.host = target.host
         self._secrets = [key for key in (target.api_key, target.app_key) if len(key) >= 8]  # real keys: 32, 40
         self._client = _Client(config, pool=workers + 2)
-        self._monitors = MonitorsApi(self._client)  # type: ignore[no-untyped-call]
-        self._dashboards = DashboardsApi(self._client)  # type: ignore[no-untyped-call]
+        self._apis = {kind: api.client(self._client) for kind, api in APIS.items()}
+        self._monitors = self._apis[MONITOR]
+        self._dashboards = self._apis[DASHBOARD]
         self._pacer = Pacer(time.monotonic, time.sleep)
         self._attempts = attempts
         self._backoff = backoff
@@ -181,25 +199,26 @@ class Datadog:
 
     # Writes: a create is never repeated here (see RequestFailed.ambiguous)
 
-    def create(self, kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def create(self, kind: Kind, body: Mapping[str, Any]) -> dict[str, Any]:
+        label = f"POST {APIS[kind].path}"
         created: dict[str, Any] = self._send(
-            f"{kind}s write", f"POST /api/v1/{kind}", self._call(kind, "create"), body, repeatable=False
+            f"{kind.plural} write", label, self._call(kind, "create"), body, repeatable=False
         )
         if not isinstance(created, Mapping) or "id" not in created:
-            raise RequestFailed(f"POST /api/v1/{kind}", "the answer carries no id", ambiguous=True)
+            raise RequestFailed(label, "the answer carries no id", ambiguous=True)
         return created
 
-    def update(self, kind: str, object_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def update(self, kind: Kind, object_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        label = f"PUT {APIS[kind].path}/{{id}}"
         updated: dict[str, Any] = self._send(
-            f"{kind}s write", f"PUT /api/v1/{kind}/{{id}}", self._call(kind, "update"), _id(kind, object_id), body
+            f"{kind.plural} write", label, self._call(kind, "update"), _id(kind, object_id), body
         )
         return updated
 
-    def delete(self, kind: str, object_id: str) -> None:
+    def delete(self, kind: Kind, object_id: str) -> None:
+        label = f"DELETE {APIS[kind].path}/{{id}}"
         try:
-            self._send(
-                f"{kind}s write", f"DELETE /api/v1/{kind}/{{id}}", self._call(kind, "delete"), _id(kind, object_id)
-            )
+            self._send(f"{kind.plural} write", label, self._call(kind, "delete"), _id(kind, object_id))
         except RequestFailed as exc:
             if exc.status != 404:  # already gone, e.g. a retry after a lost response: the goal is met
                 raise
@@ -208,24 +227,20 @@ class Datadog:
         """Wait before trying again after the given number of failures, with jitter."""
         time.sleep(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
 
-    def _call(self, kind: str, verb: str) -> Callable[..., Any]:
-        api = self._monitors if kind == MONITOR else self._dashboards
-        method: Callable[..., Any] = getattr(api, f"{verb}_{kind}")
+    def _call(self, kind: Kind, verb: str) -> Callable[..., Any]:
+        method: Callable[..., Any] = getattr(self._apis[kind], f"{verb}_{APIS[kind].noun}")
         return method
 
-    def validate_monitor(self, body: Mapping[str, Any], object_id: str | None = None) -> list[str]:
-        """The API's own verdict on a monitor body, writing nothing: [] when valid, else its errors."""
+    def validate(self, kind: Kind, body: Mapping[str, Any], object_id: str | None = None) -> list[str]:
+        """The API's own verdict on a body, writing nothing: [] when valid, else its errors."""
+        api = APIS[kind]
+        group = f"{kind.plural} validate"
         try:
             if object_id is None:
-                self._send("monitors validate", "POST /api/v1/monitor/validate", self._monitors.validate_monitor, body)
+                self._send(group, f"POST {api.path}/validate", self._call(kind, "validate"), body)
             else:
-                self._send(
-                    "monitors validate",
-                    "POST /api/v1/monitor/{id}/validate",
-                    self._monitors.validate_existing_monitor,
-                    int(object_id),
-                    body,
-                )
+                label = f"POST {api.path}/{{id}}/validate"
+                self._send(group, label, self._call(kind, "validate_existing"), _id(kind, object_id), body)
         except RequestFailed as exc:
             if exc.status == 400:
                 return [exc.detail]
@@ -279,8 +294,8 @@ class Datadog:
         return text
 
 
-def _id(kind: str, object_id: str) -> int | str:
-    return int(object_id) if kind == MONITOR else object_id
+def _id(kind: Kind, object_id: str) -> int | str:
+    return int(object_id) if kind.numeric_id else object_id
 
 
 def _errors(body: Any) -> str:

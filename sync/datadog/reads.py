@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from sync.core.kinds import DASHBOARD, KINDS, MONITOR, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
-from sync.core.resources import DASHBOARD, DASHBOARD_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource
+from sync.core.resources import DASHBOARD_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.datadog.client import Datadog, RequestFailed
 
 
+@dataclass(frozen=True)
+class Reader:
+    """How the live objects of one kind are read, in as few calls as its endpoints allow."""
+
+    listed: Callable[[Datadog, str, Sequence[Resource], bool], list[Live]]  # dd, env, desired, adopt
+    find: Callable[[Datadog, str], list[Live]]  # the objects that may carry a key (a create's answer was lost)
+    # Read before deciding to create: every object with our marker, whatever its environment says.
+    wider: Callable[[Datadog], list[Live]] | None = None
+
+
+def live(kind: Kind, obj: Mapping[str, Any], key: str | None) -> Live:
+    return Live(kind, str(obj["id"]), key, obj, str(obj.get(kind.created_field) or ""))
+
+
 def monitor(obj: Mapping[str, Any]) -> Live:
-    return Live(MONITOR, str(obj["id"]), monitor_key(obj.get("tags") or ()), obj, str(obj.get("created") or ""))
+    return live(MONITOR, obj, monitor_key(obj.get("tags") or ()))
 
 
 def monitor_key(tags: Iterable[str]) -> str | None:
@@ -22,7 +38,7 @@ def monitor_key(tags: Iterable[str]) -> str | None:
 
 
 def dashboard(obj: Mapping[str, Any]) -> Live:
-    return Live(DASHBOARD, str(obj["id"]), dashboard_key(obj), obj, str(obj.get("created_at") or ""))
+    return live(DASHBOARD, obj, dashboard_key(obj))
 
 
 def dashboard_key(obj: Mapping[str, Any]) -> str | None:
@@ -41,15 +57,21 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = Fa
     Dashboards: the summaries, then only the dashboards that carry a marker of this environment or share
     a title with one of ours.
     """
-    dashboards = _dashboards(dd, env, desired)
-    monitors = dd.all_monitors() if adopt else dd.managed_monitors(env)
-    found = make_plan(env, desired, [*map(monitor, monitors), *dashboards], adopt=adopt)
-    if not adopt and any(c.action == CREATE and c.kind == MONITOR for c in found.changes):
-        found = make_plan(env, desired, [*map(monitor, dd.managed_monitors(None)), *dashboards])
-    return found
+    found = {kind: READERS[kind].listed(dd, env, desired, adopt) for kind in KINDS}
+    result = make_plan(env, desired, [obj for objs in found.values() for obj in objs], adopt=adopt)
+    wider = {c.kind for c in result.changes if c.action == CREATE and READERS[c.kind].wider is not None}
+    if adopt or not wider:
+        return result
+    for kind in sorted(wider, key=lambda k: k.order):
+        found[kind] = READERS[kind].wider(dd)  # type: ignore[misc]
+    return make_plan(env, desired, [obj for objs in found.values() for obj in objs])
 
 
-def _dashboards(dd: Datadog, env: str, desired: Sequence[Resource]) -> list[Live]:
+def _monitors(dd: Datadog, env: str, desired: Sequence[Resource], adopt: bool) -> list[Live]:
+    return [monitor(m) for m in (dd.all_monitors() if adopt else dd.managed_monitors(env))]
+
+
+def _dashboards(dd: Datadog, env: str, desired: Sequence[Resource], adopt: bool) -> list[Live]:
     titles = {r.title.strip() for r in desired if r.kind == DASHBOARD}
     found = []
     for summary in dd.dashboard_summaries():
@@ -67,3 +89,13 @@ def _worth_fetching(summary: Mapping[str, Any], env: str, titles: set[str]) -> b
     if key is not None:
         return key.split("/", 1)[0] == env
     return str(summary.get("title") or "").strip() in titles
+
+
+READERS: Mapping[Kind, Reader] = {
+    MONITOR: Reader(
+        _monitors,
+        find=lambda dd, key: [monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{key}")],
+        wider=lambda dd: [monitor(m) for m in dd.managed_monitors(None)],
+    ),
+    DASHBOARD: Reader(_dashboards, find=lambda dd, key: [dashboard(s) for s in dd.dashboard_summaries()]),
+}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sync.core.resources import DASHBOARD, Resource, dashboard_marker
+from sync.core.kinds import DASHBOARD
+from sync.core.resources import Resource, dashboard_marker
 from sync.definitions import tokens
 from sync.definitions.model import DashboardTemplate, Environment
 from sync.expand import urls

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sync.core.resources import KEY_TAG_PREFIX, MANAGED_TAG, MONITOR, Resource
+from sync.core.kinds import MONITOR
+from sync.core.resources import KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.definitions import tokens
 from sync.definitions.model import Environment, Metric, Queue
 from sync.definitions.references import QUERY_TAIL

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sync.definitions import tokens
 from sync.definitions.model import Definitions, Environment, PublisherLog, Queue
+from sync.expand import placement
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def place(env: Environment, queue: Queue) -> PlacedQueue:
         PlacedTopic(
             name=t.name,
             sns_name=physical("topic", t.name),
-            arn=f"arn:aws:sns:{env.region}:{env.account_id}:{physical('topic', t.name)}",
+            arn=placement.arn("sns", env.region, env.account_id, physical("topic", t.name)),
             subscription_dlq=physical("queue", t.subscription_dlq) if t.subscription_dlq else None,
         )
         for t in queue.topics
@@ -57,7 +58,7 @@ def place(env: Environment, queue: Queue) -> PlacedQueue:
         region=env.region,
         account_id=env.account_id,
         sqs_name=sqs_name,
-        sqs_arn=f"arn:aws:sqs:{env.region}:{env.account_id}:{sqs_name}",
+        sqs_arn=placement.arn("sqs", env.region, env.account_id, sqs_name),
         dlq_sqs_name=physical("queue", queue.dlq.name) if queue.dlq else None,
         cluster=env.name_of("cluster", queue.worker.cluster) if queue.worker else None,
         service=env.name_of("service", queue.worker.service) if queue.worker else None,

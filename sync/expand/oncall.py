@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.core import placeholders
-from sync.core.resources import DASHBOARD, MONITOR, Resource
+from sync.core.kinds import DASHBOARD, Kind
+from sync.core.resources import Resource
 from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
 from sync.expand import urls
@@ -159,7 +160,7 @@ def sheet(
     defs: Definitions,
     env_name: str,
     desired: Sequence[Resource],
-    ids: Mapping[tuple[str, str], str],
+    ids: Mapping[tuple[Kind, str], str],
     placed: tuple[PlacedQueue, ...],
 ) -> Sheet:
     """The links of these queues of the environment, with the live IDs in `ids` (by kind and key)."""
@@ -171,12 +172,12 @@ def sheet(
         found = ids.get((resource.kind, resource.key))
         url = None
         if found is not None:
-            url = urls.monitor(env.site, found) if resource.kind == MONITOR else urls.dashboard(env.site, found, {})
+            url = urls.PAGES[resource.kind](env.site, found)
         return Page(resource.key, resource.title, found, url)
 
     monitors: dict[str | None, list[Page]] = {}
     for resource in desired:
-        if resource.kind == MONITOR:
+        if resource.kind.notifies:
             monitors.setdefault(resource.queue, []).append(page(resource))
     queues = tuple(
         QueueSheet(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
+
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.expand import placement
 
 # The app host is not always app.<site> (docs.datadoghq.com/getting_started/site); the API host always is api.<site>.
 APP_HOSTS = {
@@ -36,6 +39,13 @@ def monitor(site: str, monitor_id: str) -> str:
     return f"{app(site)}/monitors/{monitor_id}"
 
 
+# The page of one object, by kind.
+PAGES: Mapping[Kind, Callable[[str, str], str]] = {
+    MONITOR: monitor,
+    DASHBOARD: lambda site, object_id: dashboard(site, object_id, {}),
+}
+
+
 def monitor_search(site: str, tags: Mapping[str, str]) -> str:
     """The monitor manager filtered to monitors carrying every tag."""
     query = " ".join(f'tag:"{key}:{value}"' for key, value in tags.items())
@@ -54,31 +64,18 @@ def dashboard(site: str, dashboard_id: str, variables: Mapping[str, str]) -> str
     return f"{url}?{query}" if query else url
 
 
-def console(region: str) -> str:
-    """The AWS console host that serves a region: GovCloud and China have consoles of their own."""
-    if region.startswith("us-gov-"):
-        return "https://console.amazonaws-us-gov.com"
-    if region.startswith("cn-"):
-        return "https://console.amazonaws.cn"
-    return f"https://{region}.console.aws.amazon.com"
-
-
-def _aws_domain(region: str) -> str:
-    return "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
-
-
 def sqs_queue(region: str, account_id: str, name: str) -> str:
-    queue_url = f"https://sqs.{region}.{_aws_domain(region)}/{account_id}/{name}"
-    return f"{console(region)}/sqs/v3/home?region={region}#/queues/{quote(queue_url, safe='')}"
+    queue_url = f"{placement.endpoint('sqs', region)}/{account_id}/{name}"
+    return f"{placement.console(region)}/sqs/v3/home?region={region}#/queues/{quote(queue_url, safe='')}"
 
 
 def ecs_service(region: str, cluster: str, service: str) -> str:
     path = f"/ecs/v2/clusters/{quote(cluster, safe='')}/services/{quote(service, safe='')}/health"
-    return f"{console(region)}{path}?region={region}"
+    return f"{placement.console(region)}{path}?region={region}"
 
 
 def sns_topic(region: str, arn: str) -> str:
-    return f"{console(region)}/sns/v3/home?region={region}#/topic/{arn}"
+    return f"{placement.console(region)}/sns/v3/home?region={region}#/topic/{arn}"
 
 
 def failure_log_group(region: str, account_id: str, topic_name: str) -> str:
@@ -105,7 +102,7 @@ def logs_insights(region: str, log_group: str, query: str, since_seconds: int) -
     )
     escaped = quote(detail, safe="@*+/").replace("~", "%7E")  # JavaScript's escape(): quote keeps ~ unless told
     fragment = quote("?queryDetail=" + escaped, safe="-_.!~*'()").replace("%", "$")
-    return f"{console(region)}/cloudwatch/home?region={region}#logsV2:logs-insights{fragment}"
+    return f"{placement.console(region)}/cloudwatch/home?region={region}#logsV2:logs-insights{fragment}"
 
 
 def _jsurl(value: Any) -> str:

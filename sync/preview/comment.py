@@ -8,8 +8,6 @@ the monitor names, then rows. Each section states exactly what it left out.
 from __future__ import annotations
 
 import heapq
-import html
-import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from sync.core.paging import AudienceChange
 from sync.core.plan import ACTIONS, UPDATE, Change, Plan
 from sync.preview.compare import WORKING_TREE, Preview
 from sync.preview.report import audience, by_queue, change_of, counted, line_diff, show, summary
+from sync.report import markdown as md
 
 MARKER = "<!-- obs-diff -->"  # the workflow finds its sticky comment by this first line
 LIMIT = 65_536  # GitHub's comment limit, in characters
@@ -115,7 +114,7 @@ def comment(preview: Preview, rerun: str) -> str:
 
 def _new_section(plan: Plan) -> _Section:
     groups = [_Group(q, c, [[line_diff(f) for f in ch.fields] for ch in c]) for q, c in by_queue(plan)]
-    return _Section(plan, groups, f"### {_code(plan.env)}: {counted(plan.pending)}")
+    return _Section(plan, groups, f"### {md.code(plan.env)}: {counted(plan.pending)}")
 
 
 def _fewer_rows(changes: Sequence[AudienceChange]) -> Iterator[_Paging]:
@@ -144,8 +143,8 @@ def _compose(preview: Preview, sections: Sequence[_Section], paging: _Paging, re
 
 def _header(preview: Preview) -> str:
     totals = preview.totals()
-    head = preview.head if preview.head == WORKING_TREE else _code(preview.head)
-    lines = [MARKER, f"## obs diff: {_code(preview.base)} → {head}", ""]
+    head = preview.head if preview.head == WORKING_TREE else md.code(preview.head)
+    lines = [MARKER, f"## obs diff: {md.code(preview.base)} → {head}", ""]
     if preview.pending:
         lines.append(f"{summary(totals)}, across {len(preview.plans)} environment{'s' * (len(preview.plans) != 1)}.")
     else:
@@ -153,7 +152,7 @@ def _header(preview: Preview) -> str:
     lines += ["", "| environment | create | update | delete | unchanged |", "|---|---:|---:|---:|---:|"]
     for plan in preview.plans:
         counts = plan.count()
-        lines.append(f"| {_cell(_code(plan.env))} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
+        lines.append(f"| {md.cell(md.code(plan.env))} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
     if len(preview.plans) > 1:
         lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in ACTIONS)} |")
     if any(plan.awaiting for plan in preview.plans):
@@ -168,9 +167,9 @@ def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> s
     lines += ["| environment | severity | target | monitors |", "|---|---|---|---|"]
     shown = changes if paging.rows is None else changes[: paging.rows]
     for change in shown:
-        described = audience(change, "→", "`", keys=paging.examples)
-        cells = (_code(change.env), ", ".join(change.severities), _code(change.target), described)
-        lines.append(f"| {' | '.join(map(_cell, cells))} |")
+        described = audience(change, "→", md.code, keys=paging.examples)
+        cells = (md.code(change.env), ", ".join(change.severities), md.code(change.target), described)
+        lines.append(f"| {' | '.join(map(md.cell, cells))} |")
     left_out = []
     if not paging.examples:
         left_out.append("the names of the monitors behind each change")
@@ -217,8 +216,8 @@ def _count(number: int, noun: str) -> str:
 
 def _group(group: _Group) -> str:
     if group.level >= NO_RESOURCES:
-        return f"- {_code(group.queue)}: {counted(group.changes)}\n\n"
-    lines = [f"<details><summary><code>{html.escape(group.queue)}</code>: {counted(group.changes)}</summary>", ""]
+        return f"- {md.code(group.queue)}: {counted(group.changes)}\n\n"
+    lines = [f"<details><summary>{md.html_code(group.queue)}: {counted(group.changes)}</summary>", ""]
     for change, diffs in zip(group.changes, group.diffs, strict=True):
         lines += _resource(change, diffs, group.level)
     return "\n".join([*lines, "", "</details>"]) + "\n\n"
@@ -226,54 +225,27 @@ def _group(group: _Group) -> str:
 
 def _resource(change: Change, diffs: Sequence[Sequence[str]], level: int) -> list[str]:
     fields = f" ({_count(len(change.fields), 'field')})" if level >= NO_FIELDS and change.fields else ""
-    note = f" ({_text(change.note)})" if change.note else ""
-    lines = [f"- **{change.action}** {change.kind} {_code(change.key)}{fields}: {_text(change.title)}{note}"]
+    note = f" ({md.text(change.note)})" if change.note else ""
+    lines = [f"- **{change.action}** {change.kind} {md.code(change.key)}{fields}: {md.text(change.title)}{note}"]
     if level >= NO_FIELDS:
         return lines
     for field_change, diff in zip(change.fields, diffs, strict=True):
-        lines.append(f"  - {_code(field_change.path)}: {change_of(field_change, '→', _value, diff)}")
+        lines.append(f"  - {md.code(field_change.path)}: {change_of(field_change, '→', _value, diff)}")
         if diff and level < NO_LINE_DIFFS:
-            fence = "`" * max(3, _longest_run(diff) + 1)
-            lines += [f"    {fence}diff", *(f"    {line}" for line in diff), f"    {fence}"]
+            lines += [f"    {line}" for line in md.fence(diff, "diff")]
     return lines
 
 
 def _left_out(what: Sequence[str], command: str) -> str:
-    return f"> Left out to fit a pull-request comment: {'; '.join(what)}. {_code(command)} shows everything."
+    return f"> Left out to fit a pull-request comment: {'; '.join(what)}. {md.code(command)} shows everything."
 
 
 def _cut(out: str, rerun: str) -> str:
     """The last resort, when even the summary is too big (thousands of environments): cut at a line."""
-    note = f"\n> Cut here to fit a pull-request comment. {_code(f'{rerun} --format text')} shows everything.\n"
+    note = f"\n> Cut here to fit a pull-request comment. {md.code(f'{rerun} --format text')} shows everything.\n"
     kept = out.encode("utf-16-le")[: 2 * (BUDGET - size(note))].decode("utf-16-le", errors="ignore")
     return kept[: kept.rfind("\n")] + note
 
 
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!])")
-
-
-def _text(value: str) -> str:
-    """Plain text that markdown and HTML leave as it is, on one line, mentioning nobody (an @ in a title
-    would notify the GitHub user of that name)."""
-    escaped = _SPECIAL.sub(r"\\\1", value).replace("&", "&amp;")
-    return " ".join(escaped.split()).replace("@", "&#64;")
-
-
-def _code(value: str) -> str:
-    """An inline code span that holds any text."""
-    ticks = "`" * (_longest_run([value]) + 1)
-    padded = f" {value} " if value.startswith("`") or value.endswith("`") else value
-    return f"{ticks}{padded}{ticks}"
-
-
 def _value(value: object) -> str:
-    return _code(show(value))
-
-
-def _cell(value: str) -> str:
-    """A table cell: GitHub splits cells at every unescaped pipe, even inside code spans."""
-    return value.replace("|", "\\|")
-
-
-def _longest_run(lines: Sequence[str]) -> int:
-    return max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return md.code(show(value))

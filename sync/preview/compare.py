@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sync.core import placeholders
 from sync.core.paging import AudienceChange, audience_changes
 from sync.core.plan import ACTIONS, CREATE, DELETE, UPDATE, Change, FieldChange, Live, Plan, diff, make_plan
-from sync.core.resources import DASHBOARD, Resource
+from sync.core.resources import Resource
 from sync.definitions.source import undotted
 from sync.errors import ObsError
 
@@ -57,11 +57,8 @@ def compare(base_label: str, head_label: str, base: Rendered, head: Rendered, en
 
 
 def _plan(env: str, base: Sequence[Resource], head: Sequence[Resource]) -> Plan:
-    # Neither side has live IDs: a dashboard keeps its placeholder, so links to it compare equal.
-    live = [
-        Live(r.kind, placeholders.dashboard_placeholder(r.key) if r.kind == DASHBOARD else "", r.key, r.body)
-        for r in base
-    ]
+    # Neither side has live IDs: every object keeps its placeholder, so links to it compare equal.
+    live = [Live(r.kind, placeholders.placeholder(r.kind.name, r.key), r.key, r.body) for r in base]
     plan = make_plan(env, head, live)
     was = {(r.kind, r.key): r for r in base}
     now = {(r.kind, r.key): r for r in head}

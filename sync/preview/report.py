@@ -78,7 +78,7 @@ def _scalars(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str | int | float) for v in value)
 
 
-def audience(change: AudienceChange, arrow: str = "->", quote: str = "", keys: bool = True) -> str:
+def audience(change: AudienceChange, arrow: str = "->", name: Callable[[str], str] = str, keys: bool = True) -> str:
     """How a target's monitors changed: `added (0 -> 9 monitors)`, then `; +9: a, b, c and 6 more` with keys."""
     monitors = f"{change.before} {arrow} {change.after} monitor{'s' * (change.after != 1)}"
     parts = [f"{change.kind} ({monitors})"]
@@ -86,7 +86,7 @@ def audience(change: AudienceChange, arrow: str = "->", quote: str = "", keys: b
         return parts[0]
     for sign, which in (("+", change.gained), ("-", change.lost)):
         if which:
-            named = ", ".join(f"{quote}{k}{quote}" for k in which[:EXAMPLES])
+            named = ", ".join(name(k) for k in which[:EXAMPLES])
             more = f" and {len(which) - EXAMPLES} more" if len(which) > EXAMPLES else ""
             parts.append(f"{sign}{len(which)}: {named}{more}")
     return "; ".join(parts)

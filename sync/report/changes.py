@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from sync.core.resources import title_of
-from sync.datadog.apply import Outcome
+from sync.report import markdown as md
 
 _SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
 _COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
@@ -52,7 +53,7 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
 def markdown(plan: Plan, *, against: str) -> str:
     c = plan.count()
     lines = [
-        f"### obs plan: `{plan.env}` against {against}",
+        f"### obs plan: {md.code(plan.env)} against {md.text(against)}",
         "",
         "| create | update | delete | unchanged | unmanaged |",
         "|---:|---:|---:|---:|---:|",
@@ -60,10 +61,11 @@ def markdown(plan: Plan, *, against: str) -> str:
         "",
     ]
     for change in plan.pending:
-        title = change.title.replace("|", "\\|")
-        note = f" ({change.note})" if change.note else ""
-        lines.append(f"- **{change.action}** {change.kind} `{change.key}` {title}{note}")
-        lines += [f"  - `{f.path}`: `{old}` → `{new}`" for f in change.fields for old, new in [_shown(f)]]
+        note = f" ({md.text(change.note)})" if change.note else ""
+        lines.append(f"- **{change.action}** {change.kind} {md.code(change.key)} {md.text(change.title)}{note}")
+        for f in change.fields:
+            old, new = _shown(f)
+            lines.append(f"  - {md.code(f.path)}: {md.code(old)} → {md.code(new)}")
     if plan.awaiting:
         lines += ["", f"> {placeholders.PLACEHOLDER_NOTE}"]
     return "\n".join(lines) + "\n"
@@ -75,7 +77,7 @@ def as_json(plan: Plan, *, against: str) -> str:
         "against": against,
         "summary": plan.count(),
         "changes": [change_json(c) for c in plan.changes],
-        "unmanaged": [{"kind": o.kind, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
+        "unmanaged": [{"kind": o.kind.name, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
         "awaiting_dashboard_ids": plan.awaiting,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
@@ -84,7 +86,7 @@ def as_json(plan: Plan, *, against: str) -> str:
 def change_json(change: Change) -> dict[str, Any]:
     return {
         "action": change.action,
-        "kind": change.kind,
+        "kind": change.kind.name,
         "key": change.key,
         "id": change.id,
         "title": change.title,
@@ -151,9 +153,6 @@ def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> st
 def _what(o: Outcome) -> str:
     ident = f" (id {o.change.id})" if o.change.id else ""
     return f"{o.change.action} {o.change.kind} {o.change.key}{ident}"
-
-
-FORMATS = ("text", "json", "markdown")
 
 
 def render(plan: Plan, fmt: str, *, against: str, colour: bool = False) -> str:

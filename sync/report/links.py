@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from sync.expand.oncall import Link, Page, Sheet
+from sync.report import markdown as md
 
-FORMATS = ("text", "json", "markdown")
 _OFFLINE = "ID unknown offline"
 _MISSING = "not in Datadog yet (obs sync creates it)"
 
@@ -34,10 +34,10 @@ def _aligned(rows: list[tuple[str, str]], indent: str) -> list[str]:
 
 
 def markdown(sheet: Sheet, source: str, missing: str = _MISSING) -> str:
-    lines = [f"## Links for `{sheet.env}`", "", f"IDs from {source}.", "", "### Dashboards", ""]
+    lines = [f"## Links for {md.code(sheet.env)}", "", f"IDs from {md.text(source)}.", "", "### Dashboards", ""]
     lines += [f"- {_md_page(d, missing)}" for d in sheet.dashboards]
     for queue in sheet.queues:
-        lines += ["", f"### `{queue.name}` ({queue.cls}, owned by {queue.owner})", ""]
+        lines += ["", f"### {md.code(queue.name)} ({md.text(queue.cls)}, owned by {md.text(queue.owner)})", ""]
         lines += [f"- {_md_link(link)}" for link in queue.links]
         lines += ["- Monitors:", *(f"  - {_md_page(m, missing)}" for m in queue.monitors)]
     return "\n".join(lines) + "\n"
@@ -68,12 +68,8 @@ def _page_json(page: Page) -> dict[str, Any]:
 
 
 def _md_link(link: Link) -> str:
-    return f"{link.label}: `{link.url}`" if link.command else f"[{_escape(link.label)}]({link.url})"
+    return f"{md.text(link.label)}: {md.code(link.url)}" if link.command else md.link(link.label, link.url)
 
 
 def _md_page(page: Page, missing: str) -> str:
-    return f"[{_escape(page.title)}]({page.url})" if page.url else f"{_escape(page.title)}: {missing}"
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", "\\[").replace("]", "\\]")
+    return md.link(page.title, page.url) if page.url else f"{md.text(page.title)}: {md.text(missing)}"

@@ -15,6 +15,24 @@ from sync.trace.survey import Survey, survey
 from sync.trace.topics import TopicUse, check_topic
 from sync.trace.wiring import check_dlq_retention, check_queue, missing
 
+# What the monitors are built on: the retention the retention-risk monitor divides by, and the DLQs the DLQ
+# monitors watch. obs plan --live reports these before the plan.
+MONITORED = frozenset(
+    {
+        "queue-missing",
+        "dlq-missing",
+        "redrive-policy",
+        "max-receive-count",
+        "retention",
+        "dlq-retention",
+        "subscription-dlq",
+    }
+)
+
+
+def monitored(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    return tuple(f for f in findings if f.check in MONITORED)
+
 
 @dataclass(frozen=True)
 class AuditResult:

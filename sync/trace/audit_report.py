@@ -9,8 +9,6 @@ from typing import Any
 from sync.trace.audit import AuditResult
 from sync.trace.findings import SEVERITIES, Finding, at_least
 
-FORMATS = ("text", "json", "markdown")
-
 
 def render(result: AuditResult, fmt: str, severity: str) -> str:
     shown = at_least(result.findings, severity)

@@ -20,6 +20,7 @@ from botocore.exceptions import (
 )
 
 from sync.errors import ObsError
+from sync.expand import placement
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -90,12 +91,20 @@ def connect(region: str, endpoint_url: str | None = None) -> Clients:
 
 
 def check_region(partition: str, region: str, where: str) -> None:
-    """Refuse a region botocore does not know, so a typo is not reported as a network failure."""
-    known = botocore.session.get_session().get_available_regions("sns", partition_name=partition)
-    if region not in known:
+    """Refuse a region botocore does not know, so a typo is not reported as a network failure, and a region
+    named in the wrong partition (arn:aws:sns:us-gov-west-1:...), which no AWS endpoint would answer."""
+    session = botocore.session.get_session()
+    owners = [p for p in session.get_available_partitions() if region in session.get_available_regions("sns", p)]
+    if not owners:
         raise ObsError.of(
             f"{where} names unknown region {region!r} (not an AWS region of partition {partition})",
             "check the spelling (e.g. us-east-1); if the region is new, upgrade boto3",
+        )
+    if partition not in owners:
+        right = placement.arn("sns", region, "<account>", "<topic>")
+        raise ObsError.of(
+            f"{where} says partition {partition}, but region {region!r} is in partition {owners[0]}",
+            f"write the ARN as {right}",
         )
 
 

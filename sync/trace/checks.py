@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from sync.expand import placement
 from sync.trace import causes
 from sync.trace.encryption import (
     AWS_MANAGED,
@@ -69,19 +70,19 @@ def _judge(cause: str, facts: QueueFacts, queue_arn: str, topic_arn: str) -> Che
         outcome = {False: CONFIRMS, True: CONTRADICTS, None: INCONCLUSIVE}[verdict.allows]
         detail = verdict.reason + (" (changed since the failure?)" if verdict.allows else "")
         return _check(cause, facts, "queue policy", outcome, detail)
-    return _judge_key(cause, facts, topic_arn)
+    return _judge_key(cause, facts, queue_arn, topic_arn)
 
 
 def _check(cause: str, facts: QueueFacts, checked: str, outcome: str, detail: str) -> Check:
     return Check(cause, facts.queue, checked, outcome, detail)
 
 
-def _judge_key(cause: str, facts: QueueFacts, topic_arn: str) -> Check:
+def _judge_key(cause: str, facts: QueueFacts, queue_arn: str, topic_arn: str) -> Check:
     """The key judged by the same rules as obs audit, then weighed against the logged cause."""
     key = facts.key
     if key is None:
         return _check(cause, facts, "queue KMS key", CONTRADICTS, "the queue is not encrypted with a KMS key now")
-    verdict = key_verdict(key, topic_arn)
+    verdict = key_verdict(key, topic_arn, placement.delivery_principal(topic_arn, queue_arn))
     checked = "key policy" if verdict.state in {USABLE, POLICY_DENIES, UNSURE} else "queue KMS key"
     outcome = _KEY_OUTCOMES.get((cause, verdict.state))
     present = verdict.state in _PRESENT and cause in {causes.KMS_DISABLED, causes.KMS_NOT_FOUND}

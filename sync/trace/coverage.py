@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from sync.errors import ObsError
+from sync.expand import placement
 from sync.trace.failures import Failure, Tally, Window
 from sync.trace.logs import LoggingStatus
 from sync.trace.metrics import MetricSummary
@@ -59,7 +60,7 @@ def silent_logging(
         f"cannot trust 'no failures' for {target.topic_arn}: CloudWatch counted {counted} failed deliveries in "
         f"the window but SNS logged none {where}, although SQSFailureFeedbackRoleArn is {status.failure_role}: "
         "SNS is probably unable to use that role",
-        "make the role's trust policy allow sns.amazonaws.com sts:AssumeRole and its permissions allow "
+        f"make the role's trust policy allow {placement.SNS_PRINCIPAL} sts:AssumeRole and its permissions allow "
         "logs:CreateLogGroup, logs:CreateLogStream and logs:PutLogEvents (if logging was turned on during this "
         "window, trace a window after that)",
     )

@@ -7,31 +7,17 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sync.expand.placement import SNS_PRINCIPAL, delivery_principal
 from sync.trace.declared import QueueSpec, TopicSpec
 from sync.trace.encryption import DISABLED, NOT_FOUND, POLICY_DENIES, UNREAD, UNSURE, USABLE, WRONG_KIND, key_verdict
 from sync.trace.facts import KeyFacts
 from sync.trace.findings import ERROR, INFO, WARNING, Finding
-from sync.trace.policy import OPT_IN_REGIONS, SNS_PRINCIPAL, load_policy, queue_policy_allows
+from sync.trace.policy import load_policy, queue_policy_allows
 
 MAX_POLICY_STATEMENTS = 20  # SQS: more and subscription delivery fails
 _BROKEN_FOR_ALL = frozenset({NOT_FOUND, DISABLED, WRONG_KIND})  # key states no sender at all gets past
 
 Attributes = Mapping[str, str]
-
-
-def delivery_principal(topic_arn: str, queue_arn: str) -> str:
-    """The SNS principal a queue's policy must name: regional when either end is in an opt-in region."""
-    topic_region, queue_region = _region(topic_arn), _region(queue_arn)
-    if queue_region in OPT_IN_REGIONS:
-        return f"sns.{queue_region}.amazonaws.com"
-    if topic_region in OPT_IN_REGIONS:
-        return f"sns.{topic_region}.amazonaws.com"
-    return SNS_PRINCIPAL
-
-
-def _region(arn: str) -> str:
-    parts = arn.split(":")
-    return parts[3] if len(parts) > 3 else ""
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sync.expand import placement
+
 # "2021-07-26 14:21:24.892", "2020-10-26 15:58:32.47", "2022-05-12T2:12:44Z", "...+00:00"
 _STAMP = re.compile(
     r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,](\d+))?)?)?"
     r"\s*(Z|UTC|[+-]\d{2}:?\d{2})?\s*$",
     re.IGNORECASE,
 )
-_SQS_ARN = re.compile(r"^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[^:/\s]+$")
-_SQS_SERVICE = re.compile(r"^arn:aws[a-z-]*:sqs:")
+_SQS_ARN = re.compile(rf"^arn:{placement.ARN_PARTITION}:sqs:[a-z0-9-]+:\d{{12}}:[^:/\s]+$")
+_SQS_SERVICE = re.compile(rf"^arn:{placement.ARN_PARTITION}:sqs:")
 _EPOCH_MS_FLOOR = 10**11  # larger numbers are epoch milliseconds, smaller ones epoch seconds
 
 

@@ -8,29 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-SNS_PRINCIPAL = "sns.amazonaws.com"
-# Regions disabled by default (AWS Account Management guide, "Enable or disable Regions"): SNS signs regionally there
-OPT_IN_REGIONS = frozenset(
-    {
-        "af-south-1",
-        "ap-east-1",
-        "ap-east-2",
-        "ap-south-2",
-        "ap-southeast-3",
-        "ap-southeast-4",
-        "ap-southeast-5",
-        "ap-southeast-6",
-        "ap-southeast-7",
-        "ca-west-1",
-        "eu-central-2",
-        "eu-south-1",
-        "eu-south-2",
-        "il-central-1",
-        "me-central-1",
-        "me-south-1",
-        "mx-central-1",
-    }
-)
+from sync.expand import placement
+
 _NOT_ELEMENTS = ("NotPrincipal", "NotAction", "NotResource")
 _SOURCE_KEYS = {"aws:sourcearn", "aws:sourceowner", "aws:sourceaccount"}
 _UNDERSTOOD = {"arnequals", "arnlike", "stringequals", "stringlike"}
@@ -56,14 +35,7 @@ class Request:
 
     @property
     def principal(self) -> str:
-        return self.service or sns_principal(self.source_arn)
-
-
-def sns_principal(topic_arn: str) -> str:
-    """The service principal SNS uses for a topic: regional in opt-in regions."""
-    parts = topic_arn.split(":")
-    region = parts[3] if len(parts) > 3 else ""
-    return f"sns.{region}.amazonaws.com" if region in OPT_IN_REGIONS else SNS_PRINCIPAL
+        return self.service or placement.delivery_principal(self.source_arn, self.resource)
 
 
 def load_policy(text: str) -> list[dict[str, Any]]:

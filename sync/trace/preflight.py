@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sync.errors import ObsError
+from sync.expand import placement
 from sync.trace.logs import LoggingStatus
 from sync.trace.target import TraceTarget
 
@@ -19,12 +20,12 @@ class Preflight:
 
 
 def enable_instructions(target: TraceTarget) -> str:
-    role = f"arn:{target.partition}:iam::{target.account_id}:role/sns-delivery-status-logging"
+    role = placement.arn("iam", target.region, target.account_id, "role/sns-delivery-status-logging", regional=False)
     return (
         "turn on SNS delivery-status logging for SQS: "
         f"aws sns set-topic-attributes --region {target.region} --topic-arn {target.topic_arn} "
         f"--attribute-name SQSFailureFeedbackRoleArn --attribute-value {role} "
-        "(a role trusted by sns.amazonaws.com with logs:CreateLogGroup, logs:CreateLogStream and "
+        f"(a role trusted by {placement.SNS_PRINCIPAL} with logs:CreateLogGroup, logs:CreateLogStream and "
         "logs:PutLogEvents; in CloudFormation: DeliveryStatusLogging with Protocol sqs). "
         "Only deliveries after that are logged"
     )

@@ -9,10 +9,10 @@ from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
+from sync.expand import placement
 from sync.trace.causes import Cause
 from sync.trace.checks import CHECKABLE, Check
 from sync.trace.metrics import Cluster, MetricSummary, clusters, period_text
-from sync.trace.policy import sns_principal
 from sync.trace.target import iso
 from sync.trace.tracer import Finding, TraceResult
 
@@ -25,7 +25,7 @@ def fill(text: str, queue_arn: str, topic_arn: str) -> str:
     return (
         text.replace("<queue-arn>", queue_arn or "<queue-arn>")
         .replace("<topic-arn>", topic_arn)
-        .replace("<sns-principal>", sns_principal(topic_arn))
+        .replace("<sns-principal>", placement.delivery_principal(topic_arn, queue_arn))
     )
 
 

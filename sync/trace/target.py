@@ -8,9 +8,10 @@ from datetime import datetime, timedelta
 
 from sync.definitions.model import PublisherLog
 from sync.errors import ObsError
+from sync.expand import placement
 from sync.trace.events import parse_time
 
-_ARN = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,256})$")
+_ARN = re.compile(rf"^arn:{placement.ARN_PARTITION}:sns:[a-z0-9-]+:\d{{12}}:[A-Za-z0-9_.-]{{1,256}}$")
 _DURATION_PART = re.compile(r"(\d+)\s*(w|d|h|m|s)", re.IGNORECASE)
 _UNIT_SECONDS = {"w": 7 * 86_400, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
 MAX_DURATION = timedelta(days=366)
@@ -59,7 +60,7 @@ class TraceTarget:
         return f"{self.success_log_group}/Failure"
 
     def queue_arn(self, queue: str) -> str:
-        return f"arn:{self.partition}:sqs:{self.region}:{self.account_id}:{queue}"
+        return placement.arn("sqs", self.region, self.account_id, queue)
 
 
 def is_topic_arn(text: str) -> bool:

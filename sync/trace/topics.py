@@ -6,9 +6,10 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sync.expand.placement import sns_principal
 from sync.trace.declared import QueueSpec
 from sync.trace.findings import ERROR, WARNING, Finding
-from sync.trace.policy import Request, evaluate, load_policy, sns_principal
+from sync.trace.policy import Request, evaluate, load_policy
 
 LOG_ACTIONS = ("logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents")
 ROLE_READS = (

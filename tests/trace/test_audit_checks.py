@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from sync.expand.placement import delivery_principal
 from sync.trace.declared import QueueSpec, TopicSpec
-from sync.trace.delivery import Target, check_encryption, check_queue_policy, delivery_principal
+from sync.trace.delivery import Target, check_encryption, check_queue_policy
 from sync.trace.encryption import DISABLED, POLICY_DENIES, USABLE, WRONG_KIND, key_verdict
 from sync.trace.facts import key_from
 from sync.trace.findings import ERROR, INFO, WARNING, Finding, at_least
@@ -59,6 +60,7 @@ def checks(found: list[Finding]) -> list[tuple[str, str]]:
         ("us-east-1", "ap-east-1", "sns.ap-east-1.amazonaws.com"),  # default -> opt-in: the queue's region
         ("ap-east-1", "us-east-1", "sns.ap-east-1.amazonaws.com"),  # opt-in -> default: the topic's region
         ("me-south-1", "me-south-1", "sns.me-south-1.amazonaws.com"),
+        ("us-east-1", "ap-northeast-3", "sns.ap-northeast-3.amazonaws.com"),  # Osaka is opt-in for SNS
     ],
 )
 def test_the_sns_principal_depends_on_both_regions(topic_region: str, queue_region: str, principal: str) -> None:

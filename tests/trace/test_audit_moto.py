@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from sync.cli.app import main
-from sync.cli.audit import FOUND, execute, register
+from sync.cli.audit import execute, register
+from sync.cli.conventions import Exit
 from sync.errors import ObsError
 from sync.trace.aws import Clients
 from tests.trace.audit_world import (
@@ -248,7 +249,7 @@ def test_each_seeded_misconfiguration_is_found_alone(
 
     code, doc = run(estate)
 
-    assert (code, found(doc)) == (FOUND, expected)
+    assert (code, found(doc)) == (Exit.FOUND, expected)
     for finding in doc["findings"]:
         assert finding["declared"] and finding["live"] and finding["why"] and finding["fix"]
 
@@ -259,7 +260,7 @@ def test_a_finding_below_the_severity_floor_exits_0_and_is_shown_at_info(estate:
     code, doc = run(estate)
     assert (code, found(doc)) == (0, [])
     code, doc = run(estate, "--severity", "info")
-    assert (code, found(doc)) == (FOUND, [("info", "filter-policy", "orders")])
+    assert (code, found(doc)) == (Exit.FOUND, [("info", "filter-policy", "orders")])
     assert '{"kind": ["invoice"]}' in doc["findings"][0]["live"]
 
 
@@ -277,7 +278,7 @@ def test_text_and_markdown_name_the_queue_the_values_and_the_exact_fix(estate: E
 
     code = execute(parse(), estate.world.clients, out)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     text = out.getvalue()
     assert "1 finding at or above warning (1 error)" in text
     assert "ERROR visibility-timeout: orders: test-orders" in text
@@ -333,3 +334,64 @@ def test_no_credentials_at_all_is_one_clear_error(
 
     assert code == 1
     assert "no usable AWS credentials" in capsys.readouterr().err
+
+
+def test_plan_live_prints_the_settings_the_monitors_depend_on_before_the_plan(
+    estate: Estate, capsys: pytest.CaptureFixture[str]
+) -> None:
+    estate.set_queue("test-ledger", MessageRetentionPeriod="86400")
+    estate.set_queue("test-orders", ReceiveMessageWaitTimeSeconds="0")  # no monitor is built on polling
+
+    code = main(["--definitions", str(DEFINITIONS), "plan", "--env", "test", "--offline", "--live"])
+
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "obs audit test: 1 live settings the monitors depend on differ (obs audit --env test):" in err
+    assert (
+        "ERROR retention: ledger: test-ledger: MessageRetentionPeriod 86400 s (declared retention_seconds 604800)"
+        in err
+    )
+    assert "long-polling" not in err
+    assert "Plan: 4 to create" in out
+
+
+def test_plan_live_with_nothing_wrong_says_so(estate: Estate, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--definitions", str(DEFINITIONS), "plan", "--env", "test", "--offline", "--live", "--format", "json"])
+
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "the live retention and DLQ settings the monitors depend on match the definitions" in err
+    assert json.loads(out)  # stdout stays one JSON document
+
+
+def test_plan_live_when_the_audit_cannot_run_is_one_clear_error(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["--definitions", str(DEFINITIONS), "plan", "--env", "test", "--offline", "--live"])
+
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, "")
+    assert err.startswith("error: cannot audit test: the credentials are for account 123456789012")
+
+
+def test_an_environment_in_another_region_is_read_there(estate: Estate) -> None:
+    args = parse("--format", "json")
+    args.env = "eu"  # the same names as test, in eu-west-1, where nothing was built
+    out = io.StringIO()
+
+    code = execute(args, estate.world.clients, out)
+
+    doc = json.loads(out.getvalue())
+    assert (code, doc["region"]) == (Exit.FOUND, "eu-west-1")
+    assert sorted(found(doc)) == sorted(
+        [
+            ("error", check, queue)
+            for check in ("queue-missing", "topic-missing")
+            for queue in ("billing", "ledger", "orders")
+        ]
+    )
+    assert {f["resource"] for f in doc["findings"] if f["check"] == "topic-missing"} == {
+        "arn:aws:sns:eu-west-1:111111111111:test-billing.fifo",
+        "arn:aws:sns:eu-west-1:111111111111:test-ledger",
+        "arn:aws:sns:eu-west-1:111111111111:test-orders",
+    }

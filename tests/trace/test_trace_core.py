@@ -21,7 +21,7 @@ from sync.trace.facts import KeyFacts, QueueFacts
 from sync.trace.failures import Collector, Window
 from sync.trace.logs import LoggingStatus
 from sync.trace.metrics import MetricSummary, clusters, period_for
-from sync.trace.policy import key_policy_allows, queue_policy_allows, sns_principal
+from sync.trace.policy import key_policy_allows, queue_policy_allows
 from sync.trace.preflight import preflight
 from sync.trace.resolve import resolve_queues, target_from_placed
 from sync.trace.target import TraceTarget, parse_duration, target_from_arn, window_bounds
@@ -141,14 +141,23 @@ def test_queue_policy_evaluation(text: str, allows: bool | None) -> None:
 
 def test_opt_in_regions_need_the_regional_sns_principal() -> None:
     hk_topic, hk_queue = TOPIC.replace("us-east-1", "ap-east-1"), QUEUE_ARN.replace("us-east-1", "ap-east-1")
-    assert sns_principal(hk_topic) == "sns.ap-east-1.amazonaws.com"
-    assert sns_principal(TOPIC) == "sns.amazonaws.com"
     regional = {**statement(Resource=hk_queue), "Principal": {"Service": "sns.ap-east-1.amazonaws.com"}}
     assert queue_policy_allows(policy(regional), hk_queue, hk_topic).allows is True
     verdict = queue_policy_allows(policy(statement(Resource=hk_queue)), hk_queue, hk_topic)
     assert (verdict.allows, verdict.reason) == (
         False,
         f"the queue policy does not allow sns.ap-east-1.amazonaws.com sqs:SendMessage from {hk_topic}",
+    )
+
+
+def test_a_topic_in_a_default_region_reaches_an_opt_in_queue_as_the_queue_region_principal() -> None:
+    hk_queue = QUEUE_ARN.replace("us-east-1", "ap-east-1")
+    regional = {**statement(Resource=hk_queue), "Principal": {"Service": "sns.ap-east-1.amazonaws.com"}}
+    assert queue_policy_allows(policy(regional), hk_queue, TOPIC).allows is True
+    verdict = queue_policy_allows(policy(statement(Resource=hk_queue)), hk_queue, TOPIC)
+    assert (verdict.allows, verdict.reason) == (
+        False,
+        f"the queue policy does not allow sns.ap-east-1.amazonaws.com sqs:SendMessage from {TOPIC}",
     )
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from sync.cli.trace import FOUND, execute
+from sync.cli.conventions import Exit
+from sync.cli.trace import execute
 from sync.errors import ObsError
 from tests.trace.test_trace_moto import NOW, ago, parse, run_json
 from tests.trace.trace_world import World, failure_event, failure_group
@@ -80,7 +81,7 @@ def test_env_trace_says_what_each_message_was_and_shows_the_dlq_copy(world: Worl
 
     code, doc = run_env(world, definitions, "--topic", "jobs-critical", "--peek-dlq", "--since", "1h")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert doc["topic"] == topic
     found = {f["message_id"]: f for f in doc["failures"]}
     assert sorted(found) == sorted(failed)
@@ -103,7 +104,7 @@ def test_without_peek_the_dlq_is_not_touched(world: World, definitions: Path) ->
 
     code, doc = run_env(world, definitions, "--topic", TOPIC, "--queue", "critical")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert "dlq" not in doc["failures"][0]
     assert "publisher" not in doc["failures"][0]
     assert any("publisher log not read" in n and PUBLISHER_LOG in n for n in doc["notes"])
@@ -132,7 +133,7 @@ def test_fifo_dlq_found_from_the_live_subscription_shows_group_and_dedup_ids(wor
 
     code, doc = run_json(world, "--topic", topic, "--peek-dlq")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     parked = {f["message_id"]: f["dlq"] for f in doc["failures"]}
     assert [parked[i]["message_group_id"] for i in ids] == ["tenant-0", "tenant-1"]
     assert [parked[i]["message_deduplication_id"] for i in ids] == ["order-0", "order-1"]
@@ -155,7 +156,7 @@ def test_raw_delivery_dlq_messages_cannot_be_matched_and_say_so(world: World) ->
 
     code, doc = run_json(world, "--topic", topic, "--peek-dlq")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert "dlq" not in doc["failures"][0]
     assert any("1 raw-delivery messages carry no SNS message id" in n for n in doc["notes"])
 
@@ -180,7 +181,7 @@ def test_dlq_with_its_own_redrive_policy_is_not_peeked(world: World) -> None:
 
     code, doc = run_json(world, "--topic", topic, "--peek-dlq")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert f"DLQ {DLQ} has its own redrive policy; not peeked so nothing is moved" in doc["notes"]
     received = world.sqs.receive_message(QueueUrl=world.url(DLQ), AttributeNames=["ApproximateReceiveCount"])
     assert received["Messages"][0]["Attributes"]["ApproximateReceiveCount"] == "1"
@@ -195,5 +196,5 @@ def test_declared_dlq_that_does_not_exist_is_a_note(world: World, definitions: P
 
     code, doc = run_env(world, definitions, "--topic", TOPIC, "--peek-dlq")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert f"DLQ {DLQ} does not exist" in doc["notes"]

@@ -6,7 +6,8 @@ import io
 import json
 from typing import Any
 
-from sync.cli.trace import FOUND, execute
+from sync.cli.conventions import Exit
+from sync.cli.trace import execute
 from sync.trace.aws import Clients
 from tests.trace.test_trace_correlate import park
 from tests.trace.test_trace_moto import NOW, TOPIC, ago, parse
@@ -70,7 +71,7 @@ def test_peeking_never_deletes_a_message(world: World) -> None:
 
     code, doc = trace_json(clients, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert sum("dlq" in f for f in doc["failures"]) == 12
     assert (counted["DeleteMessage"], counted["DeleteMessageBatch"]) == (0, 0)
     assert counted["ReceiveMessage"] >= 2 and counted["ChangeMessageVisibilityBatch"] == 2
@@ -92,7 +93,7 @@ def test_messages_are_made_visible_again_when_the_peek_fails_midway(world: World
 
     code, doc = trace_json(clients, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert f"DLQ {DLQ} not peeked: cannot peek at DLQ {DLQ}: InternalError: try again" in " ".join(doc["notes"])
     assert visible(world) == "15 visible, 0 held"
 
@@ -108,7 +109,7 @@ def test_messages_sqs_refuses_to_release_are_reported(world: World) -> None:
 
     code, doc = trace_json(clients, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert (
         f"DLQ {DLQ}: 1 peeked messages could not be made visible again (ReceiptHandleIsInvalid); "
         "they reappear by themselves within 30 s"
@@ -121,6 +122,6 @@ def test_a_fifo_dlq_says_why_only_about_ten_messages_a_group_are_seen(world: Wor
 
     code, doc = trace_json(clients, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     note = next(n for n in doc["notes"] if n.startswith("DLQ orders-undeliverable.fifo: read"))
     assert "is FIFO: SQS hands out no more of a message group while some of it is held" in note

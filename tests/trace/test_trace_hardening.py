@@ -10,7 +10,8 @@ from typing import Any
 import boto3
 import pytest
 
-from sync.cli.trace import FOUND, execute
+from sync.cli.conventions import Exit
+from sync.cli.trace import execute
 from sync.errors import ObsError
 from sync.trace import causes
 from sync.trace.checks import CONFIRMS, CONTRADICTS, judge
@@ -195,7 +196,7 @@ def test_failures_to_an_sqs_arn_with_a_bad_account_id_are_counted_and_reported(w
 
     code, result = run_json(world, "--topic", topic, "--no-metrics")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert (result["failed"], result["read"]["malformed_sqs"], result["read"]["other_protocol"]) == (0, 1, 0)
     assert any("1 failure events name an SQS destination whose ARN obs cannot read" in n for n in result["notes"])
 

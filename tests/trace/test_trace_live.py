@@ -12,7 +12,8 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 
-from sync.cli.trace import FOUND, execute
+from sync.cli.conventions import Exit
+from sync.cli.trace import execute
 from sync.errors import ObsError
 from sync.trace.aws import Clients
 from sync.trace.failures import Window
@@ -45,7 +46,7 @@ def test_a_queue_in_another_region_is_checked_in_its_own_region(world: World) ->
 
     code, doc = run_json(world, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert checks_of(doc) == [("queue-deleted", "contradicts", "a queue with this name exists now")]
 
 
@@ -60,7 +61,7 @@ def test_a_kms_key_is_read_in_the_queue_region(world: World) -> None:
 
     code, doc = run_json(world, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert checks_of(doc) == [("kms-disabled", "confirms", f"KMS key {key} is Disabled")]
 
 
@@ -71,7 +72,7 @@ def test_a_queue_in_another_account_that_cannot_be_found_is_inconclusive(world: 
 
     code, doc = run_json(world, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     ((cause, outcome, detail),) = checks_of(doc)
     assert (cause, outcome) == ("queue-deleted", "inconclusive")
     assert f"the queue is in account {OTHER_ACCOUNT}, which answers" in detail
@@ -86,7 +87,7 @@ def test_queues_of_one_name_in_two_regions_are_reported_apart(world: World) -> N
 
     code, doc = run_json(world, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert [(c["queue"], [k["outcome"] for k in c["checks"]]) for c in doc["causes"]] == [
         ("jobs", ["confirms"]),
         ("jobs", ["contradicts"]),
@@ -110,7 +111,7 @@ def test_subscription_attributes_are_read_only_for_failed_destinations(world: Wo
 
     code, doc = run_json_with(clients, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert len(read) == 1
     assert next(n for n in doc["notes"] if "has no DLQ" in n).startswith("the subscription to failing has no DLQ")
 
@@ -139,7 +140,7 @@ def test_unreadable_subscriptions_give_no_false_no_dlq(world: World, operation: 
 
     code, doc = run_json_with(clients, "--topic", topic)
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert not any("has no DLQ" in n for n in doc["notes"])
     assert (
         f"could not determine whether the subscription to failing has a DLQ ({reason}); "
@@ -271,7 +272,7 @@ def test_a_window_ending_well_before_now_has_no_last_minute_note(world: World) -
 
     code, doc = run_json(world, "--topic", topic, "--start", ago(30).isoformat(), "--end", ago(10).isoformat())
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert not any("last minute" in n for n in doc["notes"])
     assert doc["window"]["read_until"] == (ago(5) + timedelta()).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
@@ -283,7 +284,7 @@ def test_slack_may_be_zero_and_a_bad_slack_names_its_flag(world: World) -> None:
 
     code, doc = run_json(world, "--topic", topic, "--since", "1h", "--slack", "0m")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert doc["window"]["read_until"] == doc["window"]["end"]
     with pytest.raises(ObsError, match=r"^--slack '5x' is not a duration"):
         run(world, "--topic", topic, "--slack", "5x")
@@ -299,6 +300,6 @@ def test_metrics_of_a_day_are_per_minute(world: World) -> None:
 
     code, text = run(world, "--topic", topic, "--since", "1d", "--engine", "filter")
 
-    assert code == FOUND
+    assert code == Exit.FOUND
     assert "NumberOfNotificationsFailed (Sum per 1 min): " in text
     assert "total 3" in text

@@ -45,17 +45,18 @@ def stamp(moment: datetime) -> str:
 
 
 class World:
-    """The AWS side of one test, created through boto3 against the moto server."""
+    """The AWS side of one test in one region, created through boto3 against the moto server."""
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, region: str = REGION) -> None:
         self.endpoint = endpoint
+        self.region = region
         self.failure_roles: dict[str, str] = {}
-        self.sns = boto3.client("sns", endpoint_url=endpoint, region_name=REGION)
-        self.sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-        self.logs = boto3.client("logs", endpoint_url=endpoint, region_name=REGION)
-        self.cloudwatch = boto3.client("cloudwatch", endpoint_url=endpoint, region_name=REGION)
-        self.kms = boto3.client("kms", endpoint_url=endpoint, region_name=REGION)
-        self.iam = boto3.client("iam", endpoint_url=endpoint, region_name=REGION)
+        self.sns = boto3.client("sns", endpoint_url=endpoint, region_name=region)
+        self.sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=region)
+        self.logs = boto3.client("logs", endpoint_url=endpoint, region_name=region)
+        self.cloudwatch = boto3.client("cloudwatch", endpoint_url=endpoint, region_name=region)
+        self.kms = boto3.client("kms", endpoint_url=endpoint, region_name=region)
+        self.iam = boto3.client("iam", endpoint_url=endpoint, region_name=region)
 
     def clients(self, region: str = REGION, endpoint_url: str | None = None) -> Clients:
         """The tracer's own clients, reporting the feedback roles moto accepts but never returns."""
@@ -75,7 +76,8 @@ class World:
 
     def enable_logging(self, topic_arn: str) -> None:
         """Delivery-status logging through a role SNS can assume and write logs with, as the console makes it."""
-        role = f"arn:aws:iam::{ACCOUNT}:role/sns-delivery-status"
+        partition = topic_arn.split(":")[1]  # the role lives in the topic's partition
+        role = f"arn:{partition}:iam::{ACCOUNT}:role/sns-delivery-status"
         names = [r["RoleName"] for r in self.iam.list_roles()["Roles"]]
         if "sns-delivery-status" not in names:
             trust = {"Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sts:AssumeRole"}
@@ -98,8 +100,9 @@ class World:
         )
         self.failure_roles[topic_arn] = role
 
-    def queue(self, name: str, region: str = REGION, **attributes: str) -> str:
-        sqs = self.sqs if region == REGION else boto3.client("sqs", endpoint_url=self.endpoint, region_name=region)
+    def queue(self, name: str, region: str = "", **attributes: str) -> str:
+        region = region or self.region
+        sqs = self.sqs if region == self.region else boto3.client("sqs", endpoint_url=self.endpoint, region_name=region)
         if name.endswith(".fifo"):
             attributes = {"FifoQueue": "true", **attributes}
         url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]  # type: ignore[arg-type]

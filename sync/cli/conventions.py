@@ -1,0 +1,54 @@
+"""What every command shares with its callers: the exit codes and the output formats."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from enum import IntEnum
+from typing import TypeAlias
+
+# How the command modules receive the subcommand table from the parser assembly (a string: the class
+# is not subscriptable at run time).
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+class Exit(IntEnum):
+    """The codes CI scripts branch on: each keeps its value for good."""
+
+    OK = 0
+    ERROR = 1  # bad input, a failed write, a usage error: never 2, which CI reads as "changes pending"
+    CHANGES = 2  # changes pending (plan, diff with --detailed-exitcode)
+    FOUND = 3  # obs trace found failed deliveries
+    INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
+
+
+FORMATS = ("text", "json", "markdown")
+
+
+def format_option(
+    parser: argparse.ArgumentParser,
+    formats: Sequence[str] = FORMATS,
+    *,
+    also: Mapping[str, str] | None = None,
+    help_text: str = "output format (default: text)",
+) -> None:
+    """--format FORMAT, one of `formats`; `also` maps other accepted names onto one of them."""
+    names = dict(also or {})
+
+    def known(text: str) -> str:
+        return names.get(text, text)
+
+    parser.add_argument(
+        "--format",
+        type=known,
+        choices=[*formats, *names],
+        default="text",
+        metavar="{" + ",".join(formats) + "}",
+        help=help_text,
+    )
+
+
+def detailed_exitcode_option(parser: argparse.ArgumentParser, when: str) -> None:
+    parser.add_argument(
+        "--detailed-exitcode", action="store_true", help=f"exit {Exit.CHANGES} when {when} ({Exit.OK} when not)"
+    )

@@ -1,0 +1,42 @@
+"""`obs links`: where the person on call looks for each queue, with IDs from the live org."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sync.cli import live
+from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.desired import checked
+from sync.core.kinds import Kind
+from sync.core.plan import DELETE
+from sync.expand import oncall
+from sync.report import links as sheets
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "links", help="print where to look for each queue: dashboard, monitors, runbook, AWS consoles"
+    )
+    parser.add_argument("--env", required=True, help="the environment")
+    parser.add_argument("--queue", metavar="NAME", help="only this queue (its logical name)")
+    format_option(parser)
+    parser.add_argument("--offline", action="store_true", help="without credentials: dashboard IDs as placeholders")
+    live.options(parser, adopt=False)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    defs, desired = checked(args.definitions, args.env)
+    placed = oncall.chosen(defs, args.env, args.queue)  # an unknown queue is an error before any call
+    ids: dict[tuple[Kind, str], str] = {}
+    source = "nowhere (offline): dashboard links hold placeholders, monitors have no page yet"
+    if not args.offline:
+        with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
+            # Links show the objects obs manages already: look-alikes `sync --adopt` would take over are not yet.
+            found, source = live.plan(dd, args.env, desired, adopt=False)
+        # The objects a sync keeps; duplicates and orphans it would delete are not worth a link.
+        ids = {(c.kind, c.key): c.id for c in found.changes if c.id and c.action != DELETE}
+    sheet = oncall.sheet(defs, args.env, desired, ids, placed)
+    sys.stdout.write(sheets.render(sheet, args.format, source=source, offline=args.offline))
+    return Exit.OK

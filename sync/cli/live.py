@@ -1,0 +1,90 @@
+"""What the commands that read the live org share: their options, the connection and the live plan."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
+
+from sync.core.plan import Plan
+from sync.core.resources import Resource
+from sync.datadog import reads
+from sync.datadog.client import Datadog, RequestFailed, endpoint
+from sync.definitions.model import Definitions
+from sync.errors import ObsError
+
+
+def options(parser: argparse.ArgumentParser, *, adopt: bool) -> None:
+    """--timeout and --verbose for every command that reads the org; --adopt for those that plan a sync."""
+    if adopt:
+        parser.add_argument(
+            "--adopt",
+            action="store_true",
+            help="take over unmanaged monitors and dashboards named like a desired one, keeping their IDs "
+            "(reads every monitor of the org)",
+        )
+    parser.add_argument(
+        "--timeout", type=positive_seconds, default=30.0, metavar="SECONDS", help="per request (default 30)"
+    )
+    parser.add_argument("--verbose", action="store_true", help="report API calls, retries and waits on stderr")
+
+
+def count_between(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}")
+        return value
+
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:  # the client reads 0 as "no timeout at all", and a negative one fails deep inside urllib3
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+@contextmanager
+def connected(
+    defs: Definitions, env_name: str, *, timeout: float, verbose: bool, workers: int = 1
+) -> Iterator[Datadog]:
+    """A client for the environment's org; with `verbose`, the calls it made are reported even on failure."""
+    env = defs.environment(env_name)
+    with closing(Datadog(endpoint(os.environ, env.site, env.name), workers=workers, timeout=timeout)) as dd:
+        try:
+            yield dd
+        finally:
+            if verbose:
+                _report_calls(dd)
+
+
+def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool) -> tuple[Plan, str]:
+    """The plan against the live org, and the words naming where the live state came from."""
+    try:
+        found = reads.plan(dd, env, desired, adopt=adopt)
+    except RequestFailed as exc:
+        fix = (
+            "check that DD_API_KEY and DD_APP_KEY belong to this org and that the application key may read "
+            "monitors and dashboards"
+            if exc.status in (401, 403)
+            else "try again; --verbose shows the calls made"
+        )
+        raise ObsError.of(f"could not read the live org: {exc}", fix) from None
+    return found, f"the live org ({dd.host})"
+
+
+def colour() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _report_calls(dd: Datadog) -> None:
+    calls = ", ".join(f"{label} {n}" for label, n in sorted(dd.calls.items()))
+    print(
+        f"API calls: {sum(dd.calls.values())} ({calls}); {dd.retried} retried, {dd.throttled} throttled (429), "
+        f"{dd.waited:.1f} s waited for rate limits",
+        file=sys.stderr,
+    )

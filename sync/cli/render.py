@@ -1,0 +1,49 @@
+"""`obs render`: each resource's exact API request body, written as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from sync.check import accepted
+from sync.cli.conventions import Commands, Exit
+from sync.cli.desired import counted
+from sync.core import placeholders
+from sync.core.kinds import KINDS
+from sync.core.resources import Resource
+from sync.definitions.load import load
+from sync.expand.desired import expand
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser("render", help="write each resource's exact API request body as JSON")
+    parser.add_argument("--env", help="the environment to render (default: every one, each to DIR/<env>)")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="writes DIR/monitors and DIR/dashboards")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    defs = load(args.definitions)
+    envs = [args.env] if args.env else [env.name for env in defs.environments]
+    rendered = {env: expand(defs, env) for env in envs}
+    accepted.check(defs, [r for resources in rendered.values() for r in resources])  # all or nothing is written
+    for env, resources in rendered.items():
+        out = args.out if args.env else args.out / env
+        _write_bodies(out, resources)
+        print(f"wrote {counted(resources)} to {out}")
+    if placeholders.awaited(r.body for resources in rendered.values() for r in resources):
+        print(f"note: {placeholders.PLACEHOLDER_NOTE}")
+    return Exit.OK
+
+
+def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
+    files = {out / r.kind.plural / f"{r.key.replace('/', '.')}.json": r for r in resources}
+    for folder in {path.parent for path in files} | {out / kind.plural for kind in KINDS}:
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("*.json"):  # a removed resource must not linger in the output
+            if stale not in files:
+                stale.unlink()
+    for path, resource in files.items():  # resources come sorted by kind and key
+        path.write_text(json.dumps(resource.body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")

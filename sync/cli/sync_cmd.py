@@ -1,0 +1,89 @@
+"""`obs sync`: print the plan, check the guards, then make the live org match the definitions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from sync.cli import live
+from sync.cli.conventions import Commands, Exit
+from sync.cli.desired import checked
+from sync.core import guard
+from sync.core.outcome import Outcome
+from sync.core.resources import Resource
+from sync.datadog import apply
+from sync.datadog.client import Datadog
+from sync.report import changes
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser("sync", help="make the live org match the definitions: print the plan, then apply it")
+    parser.add_argument("--env", required=True, help="the environment to sync")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="check every changed monitor with the API; write nothing"
+    )
+    parser.add_argument("--no-delete", action="store_true", help="leave orphans and duplicates in place")
+    parser.add_argument(
+        "--allow-mass-delete",
+        action="store_true",
+        # argparse formats help with %, so the percent sign of the share is doubled.
+        help=f"delete more than the limit of {guard.MIN_DELETE_LIMIT}-{guard.MAX_DELETE_LIMIT} objects "
+        f"({guard.DELETE_SHARE:.0%}% of the managed ones)",
+    )
+    parser.add_argument(
+        "--max-deletes", type=live.count_between(0, 1_000_000), metavar="N", help="the most orphans one sync may delete"
+    )
+    parser.add_argument(
+        "--concurrency", type=live.count_between(1, 32), default=8, metavar="N", help="writes in flight (default 8)"
+    )
+    live.options(parser, adopt=True)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    defs, desired = checked(args.definitions, args.env)
+    started = time.monotonic()
+    connection = live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
+    with connection as dd:
+        outcomes = _apply(args, dd, desired)
+    if outcomes is None:
+        return Exit.OK
+    sys.stdout.write(changes.outcomes(outcomes, dry_run=args.dry_run, seconds=time.monotonic() - started))
+    return Exit.ERROR if any(not o.ok for o in outcomes) else Exit.OK
+
+
+def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -> list[Outcome] | None:
+    """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do."""
+    plan, against = live.plan(dd, args.env, desired, adopt=args.adopt)
+    skipped = len(plan.pending)
+    if args.no_delete:
+        plan = guard.without_deletes(plan)
+    skipped -= len(plan.pending)
+    sys.stdout.write(changes.text(plan, against=against, colour=live.colour()))
+    if skipped:
+        print(f"{skipped} deletion{'s' * (skipped != 1)} skipped (--no-delete).")
+    guard.check(plan, desired, allow_mass_delete=args.allow_mass_delete, max_deletes=args.max_deletes)
+    if not plan.pending:
+        print("Nothing to do.")
+        return None
+    total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
+    return apply.apply(plan, dd, dry_run=args.dry_run, workers=args.concurrency, done=_progress(total, args.env))
+
+
+def _progress(total: int, env: str, every: float = 2.0) -> Callable[[Outcome], None]:
+    """Progress on stderr for long runs: at most one line every `every` seconds, and the last one."""
+    finished = failed = 0
+    shown = time.monotonic()
+
+    def done(outcome: Outcome) -> None:
+        nonlocal finished, failed, shown
+        finished += 1
+        failed += not outcome.ok
+        now = time.monotonic()
+        if now - shown >= every or (finished == total and total >= 50):
+            shown = now
+            print(f"sync {env}: {finished}/{total} done, {failed} failed", file=sys.stderr)
+
+    return done

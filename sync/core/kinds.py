@@ -1,0 +1,53 @@
+"""Pure: the kinds of Datadog object obs manages, one record each, so nothing else branches on a kind's name.
+
+A record says what the rest of the code asks of a kind: what output calls it, where it falls in a sync,
+how a live object carries our ownership marker, which field cannot change in place, and what the API
+offers for it. The Datadog side (endpoints, listing) is registered per kind in `sync.datadog.endpoints`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Marker = Literal["tags", "description"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # what output and the API path call it: monitor, dashboard
+    plural: str
+    order: int  # written in ascending order and deleted in descending: what others link to goes first
+    fixed: str  # the field the API cannot change in place: a change is a delete and create
+    title_field: str  # what a person calls the object
+    created_field: str  # the server's creation time: of two objects with one key the older is kept
+    marker: Marker  # where our ownership marker lives: free tags, or a line of the description
+    numeric_id: bool = False  # the API takes the ID as an integer
+    validated: bool = False  # the API can check a body without writing it (a dry run uses it)
+    notifies: bool = False  # its message routes notifications to audiences (who gets paged)
+    links: bool = False  # its body may hold placeholders for other objects' IDs, filled in at sync time
+
+    def __str__(self) -> str:
+        return self.name
+
+    def count(self, n: int) -> str:
+        return f"{n} {self.name if n == 1 else self.plural}"
+
+
+# The Terraform provider forces a new resource on the same fields.
+DASHBOARD = Kind(
+    "dashboard", "dashboards", order=0, fixed="layout_type", title_field="title", created_field="created_at",
+    marker="description",
+)  # fmt: skip
+MONITOR = Kind(
+    "monitor", "monitors", order=1, fixed="type", title_field="name", created_field="created", marker="tags",
+    numeric_id=True, validated=True, notifies=True, links=True,
+)  # fmt: skip
+
+KINDS: tuple[Kind, ...] = tuple(sorted((DASHBOARD, MONITOR), key=lambda k: k.order))
+_BY_NAME = {k.name: k for k in KINDS}
+
+
+def named(name: str) -> Kind:
+    """The kind a name stands for, as written in output and JSON."""
+    return _BY_NAME[name]

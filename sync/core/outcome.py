@@ -1,0 +1,19 @@
+"""What became of one planned change once the sync tried to make it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sync.core.plan import Change
+
+
+@dataclass(frozen=True)
+class Outcome:
+    change: Change
+    id: str | None = None  # the object's ID once the change is made
+    error: str = ""
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
