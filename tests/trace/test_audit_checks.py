@@ -10,12 +10,12 @@ import pytest
 
 from sync.expand.placement import delivery_principal
 from sync.trace.declared import QueueSpec, TopicSpec
-from sync.trace.delivery import Target, check_encryption, check_queue_policy
+from sync.trace.delivery import Target, check_encryption, check_queue_policy, check_subscription
 from sync.trace.encryption import DISABLED, POLICY_DENIES, USABLE, WRONG_KIND, key_verdict
 from sync.trace.facts import key_from
 from sync.trace.findings import ERROR, INFO, WARNING, Finding, at_least
 from sync.trace.survey import policy_document
-from sync.trace.topics import RoleFacts, TopicUse, check_role
+from sync.trace.topics import RoleFacts, TopicUse, check_role, check_topic
 from sync.trace.wiring import check_dlq_retention, check_queue
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded"
@@ -177,3 +177,46 @@ def test_severity_floor_keeps_the_more_serious_findings_in_report_order() -> Non
         ("warning", "b"),
     ]
     assert len(at_least(found, INFO)) == 4
+
+
+def test_subscriptions_pending_in_the_wrong_format_or_filtered_are_reported() -> None:
+    queue = spec(region="us-east-1", arn=f"arn:aws:sqs:us-east-1:{ACCOUNT}:prod-orders")
+    topic = TopicSpec("orders", TOPIC_EAST, None, None, raw_message_delivery=True)
+    live = {"PendingConfirmation": "true", "RawMessageDelivery": "false", "FilterPolicy": '{"kind":["a"]}'}
+
+    found = check_subscription(queue, topic, "PendingConfirmation", live, None)
+
+    assert checks(found) == [
+        (ERROR, "subscription-pending"),
+        (ERROR, "raw-delivery"),
+        (INFO, "filter-policy"),
+        (WARNING, "subscription-dlq"),
+    ]
+    assert "--attribute-name RawMessageDelivery --attribute-value true" in found[1].fix
+
+
+def test_topics_must_match_the_declared_fifo_and_a_fifo_topic_should_feed_fifo_queues() -> None:
+    fifo_topic = f"arn:aws:sns:us-east-1:{ACCOUNT}:prod-orders.fifo"
+    standard_queue = spec()
+    live = {"FifoTopic": "false", "SQSFailureFeedbackRoleArn": "r"}
+
+    declared_fifo = check_topic(TopicUse(fifo_topic, (spec(fifo=True),)), live, None)
+    to_standard = check_topic(TopicUse(fifo_topic, (standard_queue,)), {**live, "FifoTopic": "true"}, None)
+
+    assert checks(declared_fifo) == [(ERROR, "fifo")]
+    assert checks(to_standard) == [(WARNING, "fifo")]
+
+
+def test_without_a_declared_processing_time_visibility_is_only_mentioned() -> None:
+    live = recorded("get_queue_attributes")["Attributes"] | {"ReceiveMessageWaitTimeSeconds": "20"}
+
+    assert checks(check_queue(spec(max_processing_seconds=None), live)) == [(INFO, "visibility-timeout")]
+
+
+def test_an_unreadable_logging_role_is_a_warning_that_names_the_reads() -> None:
+    role = RoleFacts(f"arn:aws:iam::{ACCOUNT}:role/logs", None, unread="IAM read failed (AccessDenied)")
+
+    (finding,) = check_role(TopicUse(TOPIC_EAST), role)
+
+    assert (finding.severity, finding.live) == (WARNING, "IAM read failed (AccessDenied)")
+    assert "iam:GetRole" in finding.fix and "iam:GetPolicyVersion" in finding.fix
