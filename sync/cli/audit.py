@@ -35,7 +35,10 @@ def register(commands: Commands) -> None:
     parser.add_argument("--queue", action="append", default=[], metavar="NAME", help="only this queue (logical name)")
     format_option(parser)
     parser.add_argument(
-        "--severity", choices=SEVERITIES, default=WARNING, help="report and fail on findings at least this serious"
+        "--severity",
+        choices=SEVERITIES,
+        default=WARNING,
+        help="report and fail on findings at least this serious (default: warning)",
     )
     parser.add_argument("--endpoint-url", help="AWS endpoint override (default: AWS_ENDPOINT_URL, else AWS)")
     parser.set_defaults(handler=run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sync.definitions.model import Definitions
-from sync.expand import naming
+from sync.expand import naming, placement
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class QueueSpec:
 
 
 def queue_url(region: str, account_id: str, name: str) -> str:
-    return f"https://sqs.{region}.amazonaws.com/{account_id}/{name}"
+    return f"{placement.endpoint('sqs', region)}/{account_id}/{name}"
 
 
 def queue_specs(defs: Definitions, env: str) -> tuple[QueueSpec, ...]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.expand.placement import SNS_PRINCIPAL, delivery_principal
-from sync.trace.declared import QueueSpec, TopicSpec
+from sync.trace.declared import QueueSpec, TopicSpec, queue_url
 from sync.trace.encryption import DISABLED, NOT_FOUND, POLICY_DENIES, UNREAD, UNSURE, USABLE, WRONG_KIND, key_verdict
 from sync.trace.facts import KeyFacts
 from sync.trace.findings import ERROR, INFO, WARNING, Finding
@@ -28,6 +28,14 @@ class Target:
     name: str
     arn: str
     role: str  # "queue" or "subscription DLQ"
+
+    @property
+    def region(self) -> str:
+        return self.arn.split(":")[3]
+
+    @property
+    def url(self) -> str:
+        return queue_url(self.region, self.arn.split(":")[4], self.name)
 
 
 def statement_for(queue_arn: str, topic_arn: str) -> str:
@@ -74,7 +82,7 @@ def check_encryption(target: Target, live: Attributes, key: KeyFacts | None, top
     if not key_id or key is None:
         return []
     fix = (
-        f"aws sqs set-queue-attributes --queue-url <{target.name} url> --attributes "
+        f"aws sqs set-queue-attributes --region {target.region} --queue-url {target.url} --attributes "
         f"{shlex.quote(json.dumps({'KmsMasterKeyId': '<customer-managed key allowing SNS>'}))} "
         "(or SqsManagedSseEnabled=true with KmsMasterKeyId removed)"
     )
