@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.client import Datadog, RequestFailed, last_page
 from sync.datadog.credentials import Endpoint, endpoint
 from sync.errors import ObsError
 
@@ -88,3 +88,20 @@ def test_a_tls_failure_says_so(broken_then_whole: str) -> None:
     dd = Datadog(Endpoint(f"https://{broken_then_whole}", "a", "b"), timeout=2, attempts=1)
     with pytest.raises(RequestFailed, match="TLS failed"):
         dd.managed_monitors("prod")
+
+
+@pytest.mark.parametrize(
+    ("length", "asked", "largest", "last"),
+    [
+        (0, 1000, 0, True),
+        (49, 1000, 0, True),  # short: no trailing empty read
+        (1000, 1000, 0, False),
+        (100, 1000, 0, False),  # the API's default size: perhaps a cap below what was asked, read on
+        (100, 1000, 100, False),
+        (40, 1000, 100, True),
+        (1, 1000, 1000, True),
+        (1000, 1000, 1000, False),
+    ],
+)
+def test_a_short_page_ends_a_list(length: int, asked: int, largest: int, last: bool) -> None:
+    assert last_page(length, asked, largest) is last

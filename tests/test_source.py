@@ -41,3 +41,35 @@ def test_an_alias_bomb_is_refused_quickly() -> None:
 def test_non_text_keys_are_refused() -> None:
     with pytest.raises(ObsError, match="key 1 is not text"):
         parse("1: x\n", "f.yaml")
+
+
+def test_a_recursive_alias_is_refused_with_its_line() -> None:
+    with pytest.raises(ObsError, match=r"f.yaml:2: a.b\[0\]: a YAML alias refers to a list or mapping that contains"):
+        parse("x: 1\na: &a {b: [*a]}\n", "f.yaml")
+
+
+@pytest.mark.parametrize("opening", ["[" * 300, "{k: " * 300])
+def test_nesting_hundreds_of_levels_deep_is_refused(opening: str) -> None:
+    closing = opening.replace("[", "]").replace("{k: ", "}")
+    with pytest.raises(ObsError, match=r"f.yaml:1: .*nest more than 64 levels deep"):
+        parse(f"a: {opening}1{closing}\n", "f.yaml")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (".nan", r"f.yaml:1: a: .nan is not a finite number"),
+        ("-.inf", r"f.yaml:1: a: -.inf is not a finite number"),
+        ("1.0e+400", r"f.yaml:1: a: 1.0e\+400 is not a finite number"),
+        ("9" * 400, r"f.yaml:1: a: the number 9{20}\.\.\. is too large"),
+        ("1.0e+300", r"f.yaml:1: a: the number 1.0e\+300 is too large"),
+    ],
+)
+def test_numbers_must_be_finite_and_exact_as_json(value: str, message: str) -> None:
+    with pytest.raises(ObsError, match=message):
+        parse(f"a: {value}\n", "f.yaml")
+
+
+def test_a_list_as_a_key_is_refused() -> None:
+    with pytest.raises(ObsError, match=r"f.yaml:1: a key is a list or mapping"):
+        parse("? [a]\n: 1\n", "f.yaml")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from datadog_api_client import ApiClient, Configuration
@@ -16,11 +16,12 @@ from datadog_api_client.exceptions import OpenApiException
 from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
+from datadog_api_client.v1.model.widget import Widget
 
 from sync.core.kinds import DASHBOARD, MONITOR, Kind
 from sync.core.resources import Resource
 
-_MODELS: Mapping[Kind, type] = {MONITOR: Monitor, DASHBOARD: Dashboard}
+_MODELS: Mapping[str, type] = {MONITOR.name: Monitor, DASHBOARD.name: Dashboard, "widget": Widget}
 # Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).
 _BY_SHAPE = frozenset({MONITOR})
 
@@ -39,14 +40,36 @@ def problems(kind: Kind, body: Mapping[str, Any]) -> list[str]:
 
 
 def located(kind: Kind, body: Mapping[str, Any]) -> list[Problem]:
+    return list(_located(kind.name, json.dumps(body, sort_keys=True)))
+
+
+# Environments share a dashboard's widgets, and a run checks the same bodies again (validate, then plan):
+# a verdict is kept per exact body.
+@lru_cache(maxsize=4096)
+def _located(model: str, body: str) -> tuple[Problem, ...]:
     try:
-        model = _client().deserialize(json.dumps(body), (_MODELS[kind],), True)
+        parsed = _client().deserialize(body, (_MODELS[model],), True)
     except (OpenApiException, TypeError, ValueError) as exc:
-        return [("", str(exc).splitlines()[0])]
+        return (("", str(exc).splitlines()[0]),)
     found: list[Problem] = []
-    _walk(model, "", found)
-    if not found and model._unparsed:
+    _walk(parsed, "", found)
+    if not found and parsed._unparsed:
         found.append(("", "holds a value the API does not know"))
+    return tuple(found)
+
+
+def _dashboard(body: Mapping[str, Any]) -> list[Problem]:
+    """A dashboard checked widget by widget, so a widget every environment shares is checked once."""
+    widgets = body.get("widgets")
+    if not isinstance(widgets, list) or not all(isinstance(w, dict) for w in widgets):
+        return located(DASHBOARD, body)
+    found = located(DASHBOARD, {**body, "widgets": []})
+    for index, widget in enumerate(widgets):
+        at = f"widgets[{index}]"
+        found += [
+            (f"{at}.{path}" if path else at, what)
+            for path, what in _located("widget", json.dumps(widget, sort_keys=True))
+        ]
     return found
 
 
@@ -62,7 +85,11 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
                 checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
         else:
-            result = located(resource.kind, _shortened(resource.body))
+            result = (
+                _dashboard(_shortened(resource.body))
+                if resource.kind == DASHBOARD
+                else located(resource.kind, _shortened(resource.body))
+            )
         found += [(resource, problem) for problem in result]
     return found
 

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from sync.cli import diff, links, plan, render, schemas, sync_cmd, trace, validate
+from sync.cli import audit, diff, links, plan, render, schemas, sync_cmd, trace, validate
 from sync.cli.conventions import Exit
 from sync.errors import ObsError
 
 # In the order `obs --help` lists them.
-COMMANDS = (validate, render, plan, sync_cmd, diff, links, schemas, trace)
+COMMANDS = (validate, render, plan, sync_cmd, diff, links, schemas, trace, audit)
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A fleet's expansion makes hundreds of thousands of small objects that live until obs exits: collecting
+    # young objects every 700 allocations (the default) cost a quarter of its time.
+    gc.set_threshold(50_000, 20, 20)
     args = parser().parse_args(argv)
     try:
         return int(args.handler(args))

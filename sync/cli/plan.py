@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sync.cli import live
+from sync.cli import audit, live
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.cli.desired import checked
 from sync.core.plan import make_plan
@@ -27,11 +27,20 @@ def register(commands: Commands) -> None:
     format_option(parser)
     detailed_exitcode_option(parser, "changes are pending")
     live.options(parser, adopt=True)
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="first read the live AWS settings the monitors depend on (retention, DLQs) with the read-only checks "
+        "of obs audit, and print what differs before the plan",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     defs, desired = checked(args.definitions, args.env)
+    if args.live:  # on stderr, so --format json stays one document on stdout
+        sys.stderr.write(audit.monitored_report(defs, args.env))
+        sys.stderr.flush()
     if args.offline:
         found, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
     else:

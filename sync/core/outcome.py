@@ -13,6 +13,7 @@ class Outcome:
     id: str | None = None  # the object's ID once the change is made
     error: str = ""
     note: str = ""
+    doubtful: bool = False  # an answer was lost: the write may have happened (or, for a create, twice)
 
     @property
     def ok(self) -> bool:

@@ -2,7 +2,8 @@
 
 Dashboards are written before the monitors whose messages link to them, and deleted after them. A failed
 change is reported and the rest go on. A create whose answer was lost is looked up by key before it is
-tried again, so a lost response never leaves a duplicate.
+tried again, and every write whose answer was lost is checked again at the end (settle.py), so one run
+leaves no duplicate and reports as failed only what did not happen.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sync.core import placeholders
 from sync.core.kinds import KINDS
 from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, Change, Plan
+from sync.datadog import settle
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.reads import READERS
 
@@ -41,8 +43,10 @@ def apply(
     """Make the changes; a dry run instead puts every monitor to create or update through the API's
     validate endpoint, and writes nothing."""
     if dry_run:
-        return _run_phases(Plan(plan.env, checked(plan)), workers, done, lambda change, ids: _validate(dd, change, ids))
-    return _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids))
+        run: Run = lambda change, ids: _validate(dd, change, ids)  # noqa: E731
+        return _run_phases(Plan(plan.env, checked(plan)), workers, done, run)[0]
+    outcomes, ids = _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids))
+    return settle.settle(dd, plan.env, outcomes, ids, settle.grace_for(dd))
 
 
 def checked(plan: Plan) -> tuple[Change, ...]:
@@ -55,7 +59,9 @@ Ids = Mapping[placeholders.Ref, str]
 Run = Callable[[Change, Ids], Outcome]
 
 
-def _run_phases(plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run) -> list[Outcome]:
+def _run_phases(
+    plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run
+) -> tuple[list[Outcome], dict[placeholders.Ref, str]]:
     outcomes: list[Outcome] = []
     ids: dict[placeholders.Ref, str] = {}  # objects written in this sync: the links to them get their new IDs
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync")
@@ -73,7 +79,7 @@ def _run_phases(plan: Plan, workers: int, done: Callable[[Outcome], None], run: 
         # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.
         pool.shutdown(wait=True, cancel_futures=True)
     order = {id(change): index for index, change in enumerate(plan.changes)}
-    return sorted(outcomes, key=lambda o: order[id(o.change)])
+    return sorted(outcomes, key=lambda o: order[id(o.change)]), ids
 
 
 def _body(change: Change, ids: Ids) -> tuple[Mapping[str, Any], str]:
@@ -95,35 +101,43 @@ def _named(refs: set[placeholders.Ref]) -> str:
 
 
 def _write(dd: Datadog, change: Change, ids: Ids) -> Outcome:
+    lost: list[str] = []  # answers lost to a create: it may have committed, even after a lookup missed it
     try:
         if change.action == DELETE:
             dd.delete(change.kind, str(change.id))
             return Outcome(change, change.id)
         body, linked = _body(change, ids)
         if change.action == CREATE:
-            new_id, note = _create(dd, change, body)
-            return Outcome(change, new_id, note=note or linked)
+            new_id, note = _create(dd, change, body, lost)
+            return Outcome(change, new_id, note=note or linked, doubtful=bool(lost))
         if change.replace:
-            new_id, note = _create(dd, change, body, replacing=change.id)
+            new_id, note = _create(dd, change, body, lost, replacing=change.id)
             try:
                 dd.delete(change.kind, str(change.id))
             except RequestFailed as exc:
                 return Outcome(
-                    change, new_id, error=f"created {new_id}, but deleting the old {change.id} failed: {exc}"
+                    change,
+                    new_id,
+                    error=f"created {new_id}, but deleting the old {change.id} failed: {exc}",
+                    doubtful=bool(lost),
                 )
-            return Outcome(change, new_id, note=f"replaced: the new ID is {new_id}")
+            return Outcome(change, new_id, note=f"replaced: the new ID is {new_id}", doubtful=bool(lost))
         dd.update(change.kind, str(change.id), body)
         return Outcome(change, change.id, note=linked)
     except RequestFailed as exc:
-        return Outcome(change, change.id, error=str(exc))
+        return Outcome(change, change.id, error=str(exc), doubtful=bool(lost) or exc.unsure)
 
 
-def _create(dd: Datadog, change: Change, body: Mapping[str, Any], replacing: str | None = None) -> tuple[str, str]:
+def _create(
+    dd: Datadog, change: Change, body: Mapping[str, Any], lost: list[str], replacing: str | None = None
+) -> tuple[str, str]:
     """Create, and after an ambiguous failure look the key up before trying again."""
     for attempt in range(1, _CREATE_ATTEMPTS + 1):
         try:
             return str(dd.create(change.kind, body)["id"]), ""
         except RequestFailed as exc:
+            if exc.ambiguous:
+                lost.append(exc.detail)
             if not exc.ambiguous or attempt == _CREATE_ATTEMPTS:
                 raise
             found = _find(dd, change, replacing)

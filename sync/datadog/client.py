@@ -27,6 +27,7 @@ from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
 from sync.core.kinds import DASHBOARD, MONITOR, Kind
 from sync.core.resources import MANAGED_TAG
+from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.credentials import Endpoint
 from sync.datadog.pacing import Pacer
 
@@ -54,11 +55,15 @@ APIS: Mapping[Kind, Api] = {
 class RequestFailed(Exception):
     """A request that Datadog refused or that did not complete. The message is safe to print."""
 
-    def __init__(self, label: str, detail: str, status: int | None = None, *, ambiguous: bool = False) -> None:
+    def __init__(
+        self, label: str, detail: str, status: int | None = None, *, ambiguous: bool = False, unsure: bool = False
+    ) -> None:
         super().__init__(f"{label}: {detail}")
         self.detail = detail
         self.status = status
-        self.ambiguous = ambiguous  # a write that may have been committed although we saw no answer
+        self.ambiguous = ambiguous  # a create that may have been committed although we saw no answer
+        # No answer or a 5xx after the last try: the request may have had its effect all the same.
+        self.unsure = unsure or ambiguous
 
 
 class _Client(ApiClient):
@@ -69,7 +74,7 @@ class _Client(ApiClient):
         super().__init__(configuration)
 
     def _build_rest_client(self) -> RESTClientObject:
-        return RESTClientObject(self.configuration, maxsize=self._pool)  # type: ignore[no-untyped-call]
+        return RestClient(self.configuration, maxsize=self._pool)
 
 
 class Datadog:
@@ -90,7 +95,8 @@ class Datadog:
         config.retry_policy = urllib3.Retry(total=0, redirect=False)  # retries are ours: never a blind POST retry
         config.is_iac = True
         self.host = target.host
-        self._secrets = [key for key in (target.api_key, target.app_key) if len(key) >= 8]  # real keys: 32, 40
+        self._redact = Redactor((target.api_key, target.app_key))
+        self.timeout = timeout
         self._client = _Client(config, pool=workers + 2)
         self._apis = {kind: api.client(self._client) for kind, api in APIS.items()}
         self._monitors = self._apis[MONITOR]
@@ -135,7 +141,7 @@ class Datadog:
             )
             items = page.get("dashboards") or []
             found += items
-            if not items:  # the page size may be capped below what we ask for: stop only on an empty page
+            if last_page(len(items), DASHBOARD_PAGE):
                 return found
 
     def dashboard(self, dashboard_id: str) -> dict[str, Any]:
@@ -157,11 +163,9 @@ class Datadog:
                 **filters,
             )
             yield from items
-            largest = max(largest, len(items))
-            # A short page ends the list, but only when shorter than one already seen: a server that caps
-            # the page size below what we ask must not make us miss monitors (and then duplicate them).
-            if not items or len(items) < largest:
+            if last_page(len(items), MONITOR_PAGE, largest):
                 return
+            largest = max(largest, len(items))
             page += 1
 
     # Writes: a create is never repeated here (see RequestFailed.ambiguous)
@@ -235,9 +239,9 @@ class Datadog:
                     with self._lock:
                         self.throttled += 1
                     continue  # not a failure: acquire waits for the window to reset
+                reason = described(status, exc.body, exc.headers, self.host)
                 if status is None or status < 500:
-                    raise RequestFailed(label, self._redacted(f"HTTP {status}: {_errors(exc.body)}"), status) from None
-                reason = f"HTTP {status}: {_errors(exc.body)}"
+                    raise RequestFailed(label, self._shown(reason), status) from None
             except (urllib3.exceptions.HTTPError, OSError) as exc:
                 self._pacer.release(group, None)
                 reason = _connection_problem(exc)
@@ -245,32 +249,39 @@ class Datadog:
                 self._pacer.release(group, response.headers)
                 try:
                     return json.loads(data or b"null")
-                except ValueError:
-                    reason = f"HTTP {response.status} with an answer that is not JSON"
+                except ValueError:  # a proxy's page with a 200, or an answer cut short
+                    status = response.status
+                    reason = described(status, (data or b"").decode("utf-8", "replace"), response.headers, self.host)
             failures += 1
             if not repeatable or failures >= self._attempts:
-                raise RequestFailed(label, self._redacted(reason), status, ambiguous=not repeatable)
+                raise RequestFailed(label, self._shown(reason), status, ambiguous=not repeatable, unsure=True)
             with self._lock:
                 self.retried += 1
             self.backoff(failures)
 
-    def _redacted(self, text: str) -> str:
-        """Error text from the other side (a proxy may echo headers) never carries the keys."""
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+    def _shown(self, text: str) -> str:
+        """Error text from the other side (a proxy may echo headers): redacted whole, then cut, so a cut
+        never leaves part of a key behind."""
+        return cut(self._redact(text))
+
+
+API_DEFAULT_PAGE = 100  # what both list endpoints return when asked for no page size
+
+
+def last_page(length: int, asked: int, largest: int = 0) -> bool:
+    """Whether a page of `length` items ends a list read `asked` at a time: an empty page, or a short one,
+    so a short page costs no trailing empty read. A page of exactly the API's default size may be a cap
+    below what we asked (a proxy, a server change), and one shorter than an earlier page is the end even
+    then: missing monitors would make us create them twice."""
+    if length == 0:
+        return True
+    if largest:  # pages came before: the server's page size is known
+        return length < largest
+    return length < asked and length != API_DEFAULT_PAGE
 
 
 def _id(kind: Kind, object_id: str) -> int | str:
     return int(object_id) if kind.numeric_id else object_id
-
-
-def _errors(body: Any) -> str:
-    """The API's error envelope, {"errors": [...]} with strings or JSON:API objects, as one line."""
-    if isinstance(body, Mapping) and isinstance(body.get("errors"), list):
-        parts = [e if isinstance(e, str) else str(e.get("detail") or e.get("title") or e) for e in body["errors"]]
-        return "; ".join(parts) or "no details"
-    return str(body or "no details")[:300]
 
 
 def _connection_problem(exc: BaseException) -> str:

@@ -30,7 +30,7 @@ INVENTORY = "queues.yaml"
 
 def load(root: Path) -> Definitions:
     """Load every definition file under `root`, validating each against its schema and its references."""
-    if not (root / INVENTORY).is_file():
+    if not (root / INVENTORY).exists():  # one that exists but is no regular file is refused by the reader
         raise ObsError.of(
             f"no {INVENTORY} in {root}",
             "run obs from your definitions folder, or point to it with --definitions DIR or OBS_DEFINITIONS",
@@ -50,7 +50,12 @@ def load(root: Path) -> Definitions:
     dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in dashboard_files)
     environments = tuple(_environment(s) for s in environment_files)
     env_queues = {env.name: _queues_in(env, inventory, queues) for env in environments}
-    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues)
+    processing = {
+        name: spec["max_processing_seconds"]
+        for name, spec in inventory.data["classes"].items()
+        if "max_processing_seconds" in spec
+    }
+    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues, processing)
     references.check(defs)
     return defs
 
@@ -171,11 +176,15 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
         description=raw.get("description", ""),
         slo_seconds=raw.get("slo_seconds"),
         fifo=raw.get("fifo", False),
+        content_based_deduplication=raw.get("content_based_deduplication"),
         retention_seconds=raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS),
+        max_processing_seconds=raw.get("max_processing_seconds"),
         in_flight_quota=raw.get("in_flight_quota", DEFAULT_IN_FLIGHT_QUOTA),
         worker=Worker(**worker) if worker else None,
         dlq=Dlq(**dlq) if dlq else None,
-        topics=tuple(Topic(t["name"], t.get("subscription_dlq")) for t in raw.get("topics", ())),
+        topics=tuple(
+            Topic(t["name"], t.get("subscription_dlq"), t.get("raw_message_delivery")) for t in raw.get("topics", ())
+        ),
         publisher_log=PublisherLog(log["log_group"], log["message_id_field"], log.get("business_key_field"))
         if log
         else None,

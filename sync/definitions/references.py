@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
@@ -115,7 +114,6 @@ def _check_layer(
                     )
     if "query" in settings:
         _check_query(source, (*at, "query"), settings["query"])
-    _check_thresholds(source, (*at, "thresholds"), settings.get("thresholds", {}))
     for severity, audience in settings.get("notify", {}).items():
         if audience == "none":
             continue
@@ -138,12 +136,6 @@ def _check_tags(source: Source, at: KeyPath, tags: Iterable[str]) -> None:
                 f"tag key '{key}' is set by obs itself",
                 "use another key; obs tags every monitor with " + ", ".join(f"{k}:" for k in sorted(RESERVED_TAG_KEYS)),
             )
-
-
-def _check_thresholds(source: Source, at: KeyPath, thresholds: Mapping[str, Any]) -> None:
-    for name, value in thresholds.items():
-        if value is not None and not math.isfinite(value):
-            raise source.error((*at, name), f"threshold {value} is not a finite number", "write a plain number")
 
 
 def _check_query(source: Source, at: KeyPath, template: str) -> None:

@@ -33,10 +33,100 @@ def _schemas() -> dict[str, dict[str, Any]]:
 
 @cache
 def _validator(kind: str) -> jsonschema.Draft202012Validator:
+    schemas = {f"{name}.schema.json": schema for name, schema in _schemas().items()}
+    flat = {name: _flattened(schema, name, schemas) for name, schema in schemas.items()}
     registry: Registry[Any] = Registry().with_resources(
-        (f"{name}.schema.json", Resource.from_contents(schema)) for name, schema in _schemas().items()
+        (name, Resource.from_contents(schema)) for name, schema in flat.items()
     )
-    return jsonschema.Draft202012Validator(_schemas()[kind], registry=registry)
+    name = f"{kind}.schema.json"
+    return jsonschema.Draft202012Validator(_inlined(flat[name], name, flat), registry=registry)
+
+
+def _inlined(node: Any, doc: str, schemas: dict[str, Any], depth: int = 0) -> Any:
+    """Every `$ref` replaced by what it points to: a reference costs a registry lookup each time a value is
+    checked against it, thousands of times in a fleet's inventory. The schemas are not recursive."""
+    if depth > 32:
+        raise ValueError("the shipped schemas refer to themselves")  # a bug in the schemas, not in the input
+    if isinstance(node, list):
+        return [_inlined(item, doc, schemas, depth) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _inlined(value, doc, schemas, depth) for key, value in node.items() if key != "$defs"}
+    if isinstance(out.get("$ref"), str):
+        target, target_doc = _resolved(out.pop("$ref"), doc, schemas)
+        inlined = _inlined(target, target_doc, schemas, depth + 1)
+        out = {**{k: v for k, v in inlined.items() if k != "$defs"}, **out}
+    return out
+
+
+def _flattened(node: Any, doc: str, schemas: dict[str, Any]) -> Any:
+    """The schema with `unevaluatedProperties: false` over referenced object schemas turned into one object
+    schema with `additionalProperties: false`: the same verdicts and messages, but unevaluatedProperties
+    makes the validator re-check every subschema to learn which keys it evaluated, which took seconds on a
+    fleet's inventory. The shipped files keep the composed form, for editors."""
+    if isinstance(node, list):
+        return [_flattened(item, doc, schemas) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _flattened(value, doc, schemas) for key, value in node.items()}
+    if out.get("unevaluatedProperties") is not False:
+        return out
+    parts = [({k: v for k, v in out.items() if k not in ("allOf", "$ref", "unevaluatedProperties")}, doc)]
+    refs = [out["$ref"]] if "$ref" in out else []
+    refs += [sub["$ref"] for sub in out.get("allOf", []) if set(sub) == {"$ref"}]
+    if len(refs) != (1 if "$ref" in out else 0) + len(out.get("allOf", [])):
+        return out  # an allOf entry that is not a plain reference: keep the composed form
+    for ref in refs:
+        target, target_doc = _resolved(ref, doc, schemas)
+        if not isinstance(target, dict) or set(target) - _MERGEABLE:
+            return out
+        parts.append((target, target_doc))
+    merged: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    for part, part_doc in parts:
+        absolute = _absolute_refs(part, part_doc)
+        merged["properties"].update(absolute.get("properties", {}))
+        for key in ("required",):
+            if key in absolute:
+                merged[key] = sorted({*merged.get(key, []), *absolute[key]})
+        if "dependentSchemas" in absolute:
+            merged.setdefault("dependentSchemas", {}).update(absolute["dependentSchemas"])
+        for key, value in absolute.items():
+            if key not in ("properties", "required", "dependentSchemas", "type", "$defs"):
+                merged.setdefault(key, value)
+    if "$defs" in out:
+        merged["$defs"] = out["$defs"]
+    return merged
+
+
+# What a referenced schema may hold for its keys to be merged into the referring one.
+_MERGEABLE = {"type", "properties", "required", "dependentSchemas", "description", "title", "$schema", "$defs"}
+
+
+def _resolved(ref: str, doc: str, schemas: dict[str, Any]) -> tuple[Any, str]:
+    name, _, pointer = ref.partition("#")
+    name = name or doc
+    target = schemas[name]
+    for part in filter(None, pointer.split("/")):
+        target = target[part]
+    if isinstance(target, dict) and "$ref" in target and target.get("unevaluatedProperties") is False:
+        target = _flattened(target, name, schemas)  # a whole settings document: its own fields, flattened
+    return target, name
+
+
+def _absolute_refs(node: Any, doc: str) -> Any:
+    """References made absolute, so that keys moved into another document still point where they did."""
+    if isinstance(node, list):
+        return [_absolute_refs(item, doc) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: (
+            f"{doc}{value}"
+            if key == "$ref" and isinstance(value, str) and value.startswith("#")
+            else _absolute_refs(value, doc)
+        )
+        for key, value in node.items()
+    }
 
 
 @cache

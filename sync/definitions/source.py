@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -53,6 +56,11 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML h
 
 
 _MAX_VALUES = 1_000_000  # aliases can make a small file expand without bound ("billion laughs")
+# The deepest definitions (dashboard widgets in groups) nest about 12 levels; far deeper is a mistake or an
+# attack, and everything after loading walks the data recursively.
+MAX_DEPTH = 64
+# Datadog's API carries numbers as JSON doubles: integers past 2**53 are no longer exact there.
+MAX_NUMBER = 2**53
 
 
 class _Builder:
@@ -62,6 +70,7 @@ class _Builder:
         self.file = file
         self.lines: dict[KeyPath, int] = {}
         self.values = 0
+        self.open: set[int] = set()  # the lists and mappings being built, to catch an alias inside itself
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
         self.values += 1
@@ -70,11 +79,41 @@ class _Builder:
                 f"the file expands to more than {_MAX_VALUES:,} values", "use fewer YAML aliases", file=self.file
             )
         self.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return _constructor.construct_object(node, deep=True)
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            if id(node) in self.open:
+                raise self._error(
+                    node,
+                    path,
+                    "a YAML alias refers to a list or mapping that contains it",
+                    "the data would be infinite: remove the alias (*name) inside its own anchor (&name)",
+                )
+            if len(path) >= MAX_DEPTH:
+                raise self._error(
+                    node,
+                    path,
+                    f"lists and mappings nest more than {MAX_DEPTH} levels deep",
+                    "flatten the structure; no definition needs that depth",
+                )
+            self.open.add(id(node))
+            try:
+                if isinstance(node, yaml.MappingNode):
+                    return self._mapping(node, path)
+                return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+            finally:
+                self.open.discard(id(node))
+        value = _constructor.construct_object(node, deep=True)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self._error(node, path, f"{node.value} is not a finite number", "write a plain number")
+        if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_NUMBER:
+            shown = node.value if len(node.value) <= 24 else node.value[:20] + "..."
+            raise self._error(
+                node, path, f"the number {shown} is too large", f"write a number of at most {MAX_NUMBER:,} in magnitude"
+            )
+        return value
+
+    def _error(self, node: yaml.Node, path: KeyPath, what: str, fix: str) -> ObsError:
+        key = dotted(path) if len(path) <= 8 else dotted(path[:8]) + "..."  # a deep path is unreadable in full
+        return ObsError.of(what, fix, file=self.file, line=node.start_mark.line + 1, key=key)
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
         explicit = len([k for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"])
@@ -83,8 +122,12 @@ class _Builder:
         out: dict[str, Any] = {}
         from_merge: set[str] = set()
         for index, (key_node, value_node) in enumerate(node.value):
-            key = _constructor.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):  # a list or mapping as a key, never text
+                raise ObsError.of(
+                    "a key is a list or mapping", "keys are plain text", file=self.file, line=line, key=dotted(path)
+                )
+            key = _constructor.construct_object(key_node, deep=True)
             if not isinstance(key, str):
                 raise ObsError.of(f"key {key!r} is not text", "quote it", file=self.file, line=line, key=dotted(path))
             if key in out and key not in from_merge:
@@ -106,6 +149,10 @@ def parse(text: str, file: str) -> Source:
     """Parse YAML text; a syntax error names the line and column."""
     try:
         node = yaml.compose(text, Loader=_LOADER)
+    except RecursionError:  # the pure-Python parser recurses once per level (libyaml stops at 1,000 itself)
+        raise ObsError.of(
+            f"lists and mappings nest more than {MAX_DEPTH} levels deep", "flatten the structure", file=file
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -136,7 +183,7 @@ def parse(text: str, file: str) -> Source:
 def read(path: Path, shown_as: str) -> Source:
     """Read and parse a file; `shown_as` is the name used in messages (relative to the definitions)."""
     try:
-        raw = path.read_bytes()
+        raw = _regular_file_bytes(path, shown_as)
     except OSError as exc:
         raise ObsError.of(f"cannot read the file: {exc.strerror}", "check the path", file=shown_as) from None
     if b"\x00" in raw:
@@ -148,3 +195,21 @@ def read(path: Path, shown_as: str) -> Source:
     if not text.strip() or all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
         raise ObsError.of("the file is empty", "add its definitions or delete the file", file=shown_as)
     return parse(text, shown_as)
+
+
+def _regular_file_bytes(path: Path, shown_as: str) -> bytes:
+    """The bytes of a regular file; a named pipe or a device would block the read or never end, so it is
+    refused. Opened without blocking (a FIFO open waits for a writer) and checked again once open."""
+    _require_regular(path.stat().st_mode, shown_as)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        _require_regular(os.fstat(handle.fileno()).st_mode, shown_as)  # swapped between stat and open
+        return handle.read()
+
+
+def _require_regular(mode: int, shown_as: str) -> None:
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise ObsError.of(
+            f"{kind}, not a regular file", "definitions are plain YAML files: replace it with one", file=shown_as
+        )

@@ -13,7 +13,7 @@ from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.references import base_features, class_features
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
-from sync.expand import oncall
+from sync.expand import aws_names, oncall
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
 from sync.expand.naming import PlacedQueue, PlacedTopic, placed_queues
@@ -24,6 +24,7 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     """Every monitor and dashboard the environment should have, sorted by kind then key."""
     env = defs.environment(env_name)
     placed = placed_queues(defs, env_name)
+    aws_names.check(defs, env, placed)
     for queue in placed:
         _check_overrides(defs, env, queue.queue)
     feeds: dict[str, list[str]] = {}  # topic -> the queues it feeds here
@@ -48,14 +49,25 @@ def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
 _FEATURE_FIELD = {"slo": "slo_seconds", "worker": "worker", "dlq": "dlq", "topics": "topics"}
 
 
-def applies(defs: Definitions, metric: Metric, queue: Queue) -> bool:
+Needs = dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]  # (metric, class) -> features, per expansion
+
+
+def applies(defs: Definitions, metric: Metric, queue: Queue, needs: Needs | None = None) -> bool:
     """A metric applies to a queue of a listed class that has every feature the metric's templates need.
-    What only the class's own settings need is a contract of the class: a queue lacking it is an error."""
+    What only the class's own settings need is a contract of the class: a queue lacking it is an error.
+    With `needs`, what a metric needs is worked out once per class instead of once per queue."""
     if metric.classes is not None and queue.cls not in metric.classes:
         return False
-    if not all(queue.has(feature) for feature in base_features(metric)):
+    at = (metric.name, queue.cls)
+    found = needs.get(at) if needs is not None else None
+    if found is None:
+        found = (base_features(metric), class_features(metric, queue.cls))
+        if needs is not None:
+            needs[at] = found
+    base, by_class = found
+    if not all(queue.has(feature) for feature in base):
         return False
-    for feature in sorted(class_features(metric, queue.cls)):
+    for feature in sorted(by_class):
         if not queue.has(feature):
             field = _FEATURE_FIELD[feature]
             raise defs.inventory.error(
@@ -93,11 +105,12 @@ class _Expansion:
     feeds: Mapping[str, list[str]]  # topic -> the queues it feeds here
     boards: tuple[oncall.Board, ...]
     shared: Shared = field(default_factory=dict)
+    needs: Needs = field(default_factory=dict)
     _links: dict[tuple[str, str | None], tuple[str, ...]] = field(default_factory=dict)
 
     def monitors(self, placed: PlacedQueue, metric: Metric) -> list[Resource]:
         env, queue = self.env, placed.queue
-        if not applies(self.defs, metric, queue):
+        if not applies(self.defs, metric, queue, self.needs):
             return []
         settings = settings_for(self.defs, env, queue, metric, self.shared)
         if not settings["enabled"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ from sync.core.resources import KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.definitions import tokens
 from sync.definitions.model import Environment, Metric, Queue
 from sync.definitions.references import QUERY_TAIL
+from sync.definitions.source import MAX_NUMBER
 from sync.expand.naming import PlacedQueue, PlacedTopic
 from sync.expand.settings import Settings
 
@@ -87,6 +89,13 @@ def _notify_no_data(settings: Settings, queue: Queue) -> bool:
 
 def _thresholds(settings: Settings, queue: Queue, key: str) -> dict[str, float | int]:
     raw = settings["thresholds"]
+    if raw.get("critical") is None:  # left out, or removed by a later layer with null
+        raise settings.error(
+            "thresholds",
+            key,
+            "there is no critical threshold",
+            "set thresholds.critical: the query's threshold comes from it",
+        )
     basis_name = settings.get("threshold_basis")
     scale: float = 1
     if basis_name:
@@ -104,10 +113,23 @@ def _thresholds(settings: Settings, queue: Queue, key: str) -> dict[str, float |
                 f"set {basis_name} on the queue, or use absolute thresholds for it",
             )
         scale = basis
-    return {name: _number(value * scale) for name, value in sorted(raw.items()) if value is not None}
+    out = {name: _number(value * scale) for name, value in sorted(raw.items()) if value is not None}
+    for name, value in out.items():
+        if not math.isfinite(value) or abs(value) > MAX_NUMBER:  # e.g. a huge fraction of a large basis
+            raise settings.error(
+                "thresholds",
+                key,
+                f"the {name} threshold works out to {value:.6g}"
+                + (f" ({raw[name]} x {basis_name} {scale})" if basis_name else "")
+                + f", beyond the {MAX_NUMBER:,} a Datadog threshold can hold exactly",
+                "use a smaller threshold" + (f" or {basis_name}" if basis_name else ""),
+            )
+    return out
 
 
 def _number(value: float) -> float | int:
+    if not math.isfinite(value):
+        return value  # refused by the caller, with where it came from
     rounded = round(value, 6)
     return int(rounded) if float(rounded).is_integer() else rounded
 

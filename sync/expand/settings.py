@@ -78,13 +78,22 @@ def settings_for(
 ) -> Settings:
     """The merged settings; with `shared`, those of a queue that sets none itself are merged once for
     every queue of its class."""
+    at = (env.name, metric.name, queue.cls)
+    if shared is not None and at in shared and not _sets_own(env, queue, metric):
+        return shared[at]  # checked before building the layers: most queues of a fleet set nothing themselves
     stack = layers(defs, env, queue, metric)
     if shared is None or any(layer.values for layer in stack if layer.one_queue):
         return _merged(stack)
-    at = (env.name, metric.name, queue.cls)
-    if at not in shared:
-        shared[at] = _merged(stack)
+    shared[at] = _merged(stack)
     return shared[at]
+
+
+def _sets_own(env: Environment, queue: Queue, metric: Metric) -> bool:
+    """Whether any layer of this one queue sets something for the metric (the `one_queue` layers)."""
+    env_queue = env.queues.get(queue.name, {})
+    return bool(
+        queue.metrics.get(metric.name) or env_queue.get("monitors") or env_queue.get("metrics", {}).get(metric.name)
+    )
 
 
 def _merged(stack: tuple[Layer, ...]) -> Settings:

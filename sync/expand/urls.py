@@ -89,20 +89,33 @@ def logs_insights(region: str, log_group: str, query: str, since_seconds: int) -
     The console reads its state from the fragment in its own encoding: a JSURL-like object whose strings
     are URI-encoded with % written as *, the whole escaped, prefixed, URI-encoded again, % written as $.
     """
-    detail = "~" + _jsurl(
-        {
-            "end": 0,
-            "start": -since_seconds,
-            "timeType": "RELATIVE",
-            "unit": "seconds",
-            "editorString": query,
-            "isLiveTail": False,
-            "source": [log_group],
-        }
-    )
-    escaped = quote(detail, safe="@*+/").replace("~", "%7E")  # JavaScript's escape(): quote keeps ~ unless told
-    fragment = quote("?queryDetail=" + escaped, safe="-_.!~*'()").replace("%", "$")
+    # Every step encodes character by character, so the part before the log group, the same for every
+    # topic, is encoded once.
+    fragment = _insights_head(query, since_seconds) + _encoded(_jsurl_text(log_group) + "))")
     return f"{placement.console(region)}/cloudwatch/home?region={region}#logsV2:logs-insights{fragment}"
+
+
+@cache
+def _insights_head(query: str, since_seconds: int) -> str:
+    """The encoded fragment up to the log group: its state with an empty group, less the group's end."""
+    state = {
+        "end": 0,
+        "start": -since_seconds,
+        "timeType": "RELATIVE",
+        "unit": "seconds",
+        "editorString": query,
+        "isLiveTail": False,
+        "source": [""],
+    }
+    detail = "~" + _jsurl(state)
+    empty_group = _jsurl_text("") + "))"
+    assert detail.endswith(empty_group)
+    return _encoded(detail.removesuffix(empty_group), prefix="?queryDetail=")
+
+
+def _encoded(detail: str, prefix: str = "") -> str:
+    escaped = quote(detail, safe="@*+/").replace("~", "%7E")  # JavaScript's escape(): quote keeps ~ unless told
+    return quote(prefix + escaped, safe="-_.!~*'()").replace("%", "$")
 
 
 def _jsurl(value: Any) -> str:

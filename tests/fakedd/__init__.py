@@ -2,6 +2,6 @@
 
 from .common import Rejected
 from .faults import Faults
-from .server import LOST_RESPONSE, TIMED_OUT, FakeDatadog, Request
+from .server import LATE_COMMIT, LOST_RESPONSE, PROXY_PAGE, TIMED_OUT, FakeDatadog, Request
 
-__all__ = ["LOST_RESPONSE", "TIMED_OUT", "FakeDatadog", "Faults", "Rejected", "Request"]
+__all__ = ["LATE_COMMIT", "LOST_RESPONSE", "PROXY_PAGE", "TIMED_OUT", "FakeDatadog", "Faults", "Rejected", "Request"]

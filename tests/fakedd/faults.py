@@ -16,6 +16,9 @@ class Faults:
     timeout_rate: float = 0.0
     lost_response_rate: float = 0.0
     throttle_rate: float = 0.0
+    proxy_page_rate: float = 0.0  # a proxy in front answers 502 with an HTML page in ISO-8859-1
+    echo_headers: bool = False  # that page lists the request's headers, keys included
+    late_commit_rate: float = 0.0  # a create hangs past the client's timeout, then commits anyway
     rate_limit: int | None = None
     rate_period: float = 10.0
     seed: int = 0

@@ -26,6 +26,8 @@ from .ratelimit import RateLimiter
 
 LOST_RESPONSE = 0  # the write was committed and the connection closed without an answer
 TIMED_OUT = -1  # the request hung, then the connection was closed; nothing was done
+LATE_COMMIT = -2  # a create hung past the client's timeout, then was committed
+PROXY_PAGE = -3  # a proxy answered 502 with an HTML page before the request reached the API
 
 MONITOR_READS = "monitor_reads"  # the X-RateLimit-Name values are the fake's own; Datadog publishes none
 MONITOR_WRITES = "monitor_writes"
@@ -165,6 +167,10 @@ class FakeDatadog:
         try:
             if faults.latency:
                 self._stopping.wait(faults.latency)
+            if faults.happens(faults.proxy_page_rate):
+                entry.status = PROXY_PAGE
+                _proxy_page(handler, dict(handler.headers) if faults.echo_headers else {})
+                return
             if route is None:
                 raise Rejected(404, "Not found")
             keys = (handler.headers.get("DD-API-KEY"), handler.headers.get("DD-APPLICATION-KEY"))
@@ -179,6 +185,12 @@ class FakeDatadog:
             if faults.happens(faults.timeout_rate):
                 entry.status = TIMED_OUT
                 self._stopping.wait(faults.timeout_seconds)
+                _drop(handler)
+                return
+            if route.action.startswith("create") and faults.happens(faults.late_commit_rate):
+                entry.status = LATE_COMMIT
+                self._stopping.wait(faults.timeout_seconds)
+                self._act(route, entry.query, raw)  # committed, though the client has given up by now
                 _drop(handler)
                 return
             payload = self._act(route, entry.query, raw)
@@ -255,6 +267,22 @@ def _answer(handler: _Handler, entry: Request, status: int, payload: Any, header
     handler.send_header("Content-Length", str(len(data)))
     for name, value in headers.items():
         handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def _proxy_page(handler: _Handler, echoed: dict[str, str]) -> None:
+    """What a proxy in front of the API answers when its upstream fails: HTML in ISO-8859-1, not JSON, and
+    (a debugging page) the request's headers, with the API keys, where a cut at a few hundred characters
+    falls inside them."""
+    page = "<html><head><title>502 Erreur de passerelle</title></head><body><h1>Passerelle défaillante</h1>"
+    page += "<p>Le serveur amont n'a pas répondu à temps. Réessayez plus tard. " + "·" * 180 + "</p>"
+    if echoed:
+        page += "<pre>" + "\n".join(f"{name}: {value}" for name, value in sorted(echoed.items())) + "</pre>"
+    data = (page + "</body></html>").encode("iso-8859-1")
+    handler.send_response(502)
+    handler.send_header("Content-Type", "text/html; charset=iso-8859-1")
+    handler.send_header("Content-Length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)
 

@@ -1,0 +1,95 @@
+"""The fake Datadog in a process of its own, so that its HTTP handling and JSON encoding do not take the
+interpreter (and its lock) from the obs being measured; the benchmark drives it over a pipe."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable, Mapping, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from tests.fakedd import FakeDatadog, Faults, Request
+
+Body = Mapping[str, Any]
+
+
+def _create_monitors(dd: FakeDatadog, bodies: Sequence[Body]) -> list[int]:
+    return [int(dd.create_monitor(dict(body))["id"]) for body in bodies]
+
+
+def _create_dashboards(dd: FakeDatadog, bodies: Sequence[Body]) -> list[str]:
+    return [str(dd.create_dashboard(dict(body))["id"]) for body in bodies]
+
+
+_OPS: dict[str, Callable[..., Any]] = {
+    "reset_log": lambda dd: dd.reset_log(),
+    "log": lambda dd: list(dd.log),
+    "monitor_count": lambda dd: len(dd.monitors),
+    "create_monitors": _create_monitors,
+    "create_dashboards": _create_dashboards,
+    "cpu": lambda dd: time.process_time(),
+}
+
+
+def _serve(conn: Connection, latency: float, rate_limit: int | None, period: float) -> None:
+    with FakeDatadog(faults=Faults(latency=latency, rate_limit=rate_limit, rate_period=period)) as dd:
+        started = dd._limiter._start  # where its windows begin; monotonic time is the machine's
+        conn.send((dd.url, dd.api_key, dd.app_key, started))
+        while True:
+            op, args = conn.recv()
+            if op == "stop":
+                break
+            conn.send(_OPS[op](dd, *args))
+    conn.close()
+
+
+class FakeProcess:
+    """A FakeDatadog in a child process; a context manager with what the benchmark asks of the fake."""
+
+    def __init__(self, latency: float, rate_limit: int | None, period: float) -> None:
+        self._settings = (latency, rate_limit, period)
+        self.url = self.api_key = self.app_key = ""
+        self.opened = 0.0  # when its rate-limit windows started (time.monotonic, shared by processes)
+
+    def __enter__(self) -> FakeProcess:
+        context = multiprocessing.get_context("spawn")  # no inherited threads or locks from this process
+        self._conn, child_end = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child_end, *self._settings), daemon=True)
+        self._process.start()
+        self.url, self.api_key, self.app_key, self.opened = self._conn.recv()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._conn.send(("stop", ()))
+        self._process.join(timeout=30)
+        self._conn.close()
+
+    def _ask(self, op: str, *args: Any) -> Any:
+        self._conn.send((op, args))
+        return self._conn.recv()
+
+    def reset_log(self) -> None:
+        self._ask("reset_log")
+
+    @property
+    def log(self) -> list[Request]:
+        found: list[Request] = self._ask("log")
+        return found
+
+    def monitor_count(self) -> int:
+        count: int = self._ask("monitor_count")
+        return count
+
+    def create_monitors(self, bodies: Sequence[Body]) -> list[int]:
+        ids: list[int] = self._ask("create_monitors", list(bodies))
+        return ids
+
+    def create_dashboards(self, bodies: Sequence[Body]) -> list[str]:
+        ids: list[str] = self._ask("create_dashboards", list(bodies))
+        return ids
+
+    def cpu(self) -> float:
+        """The fake process's CPU seconds so far."""
+        seconds: float = self._ask("cpu")
+        return seconds
