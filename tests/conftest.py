@@ -4,7 +4,9 @@ against the fake Datadog."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -95,3 +97,45 @@ class Obs:
 @pytest.fixture
 def obs(example_copy: Path, capsys: pytest.CaptureFixture[str]) -> Obs:
     return Obs(example_copy, capsys)
+
+
+@pytest.fixture
+def plain_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Git as on a fresh machine: no user or system config (signing, hooks, default branch) leaks in."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    # Fixed dates: the same commits get the same ids, so reports that name them stay golden.
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def repo(example_copy: Path, plain_git: None) -> Path:
+    """The example definitions as the one commit of a new repository."""
+    git(example_copy, "init", "-q")
+    commit(example_copy, "base")
+    return example_copy
+
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    def diff(definitions: Path, *args: str) -> tuple[int, str, str]:
+        code = main(["--definitions", str(definitions), "diff", *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return diff

@@ -55,3 +55,23 @@ def test_missing_definitions_folder_says_how_to_point_at_one(
     code = main(["--definitions", str(tmp_path), "validate"])
     assert code == 1
     assert "no queues.yaml" in capsys.readouterr().err
+
+
+def test_validate_reports_every_error_of_every_file_sorted_by_file_and_line(
+    example_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for file, find, replace in (
+        ("monitors/depth.yaml", "priority: 3", "priority: 9"),
+        ("environments/prod.yaml", "tags: [", "tagz: ["),
+        ("monitors/age.yaml", "priority: 2", "priority: 0"),
+    ):
+        path = example_copy / file
+        text = path.read_text()
+        assert find in text
+        path.write_text(text.replace(find, replace, 1))
+    code = main(["--definitions", str(example_copy), "validate"])
+    _, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith("error: ")
+    places = [line.removeprefix("error: ").split(": ")[0] for line in err.splitlines()]
+    assert places == ["environments/prod.yaml:14", "monitors/age.yaml:9", "monitors/depth.yaml:10"]

@@ -3,46 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from sync.cli.app import main
 from sync.preview import revision
 from sync.preview.comment import BUDGET, LIMIT, MARKER, size
-from tests.conftest import Golden
+from tests.conftest import Golden, Run, commit, git
 
 FORMATS = (("markdown", "md"), ("text", "txt"), ("json", "json"))
 GENERATED_QUEUES = 51  # with the example's six, just over 500 prod monitors
 
 
 @pytest.fixture(autouse=True)
-def _plain_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Git as on a fresh machine: no user or system config (signing, hooks, default branch) leaks in."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("HOME", str(tmp_path))
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", message)
-
-
-@pytest.fixture
-def repo(example_copy: Path) -> Path:
-    """The example definitions as the one commit of a new repository."""
-    git(example_copy, "init", "-q")
-    commit(example_copy, "base")
-    return example_copy
+def _plain_git(plain_git: None) -> None:
+    """Every test here runs git as on a fresh machine."""
 
 
 def edit(repo: Path, file: str, find: str, replace: str) -> None:
@@ -50,19 +26,6 @@ def edit(repo: Path, file: str, find: str, replace: str) -> None:
     text = path.read_text()
     assert find in text, f"{find!r} is no longer in {file}"
     path.write_text(text.replace(find, replace, 1))
-
-
-Run = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Run:
-    def diff(definitions: Path, *args: str) -> tuple[int, str, str]:
-        code = main(["--definitions", str(definitions), "diff", *args])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return diff
 
 
 NEW_QUEUE = """
@@ -294,15 +257,22 @@ def test_without_git_on_the_path(repo: Path, run: Run, monkeypatch: pytest.Monke
     assert "error: git is not installed" in err
 
 
-def test_a_revision_without_definitions(repo: Path, run: Run) -> None:
+def test_a_base_without_definitions_is_empty_and_the_preview_says_so(repo: Path, run: Run) -> None:
+    """The pull request that adds obs: its base has no definitions anywhere, so everything is new."""
     git(repo, "checkout", "-q", "--orphan", "empty")
     git(repo, "rm", "-rq", "--cached", ".")
     (repo / "notes.txt").write_text("nothing here yet\n")
     git(repo, "add", "notes.txt")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "empty")
-    code, _, err = run(repo, "--base", "HEAD")
-    assert code == 1
-    assert "revision 'HEAD' has no queues.yaml in the repository root" in err
+    for fmt, said in (
+        ("text", "WARNING: the base revision HEAD has no definitions yet: everything is new."),
+        ("markdown", "> the base revision HEAD has no definitions yet: everything is new."),
+        ("json", '"kind": "empty-base"'),
+    ):
+        code, out, err = run(repo, "--base", "HEAD", "--format", fmt, "--detailed-exitcode")
+        assert (code, err) == (2, "")
+        assert said in out
+    assert "Diff: 134 to create, 0 to update, 0 to delete, 0 unchanged." in run(repo, "--base", "HEAD")[1]
 
 
 def test_a_revision_holds_only_the_files_load_reads_and_goes_away(repo: Path) -> None:

@@ -19,7 +19,8 @@ from markdown_it.token import Token
 
 from sync.cli.app import main
 from sync.report import markdown as md
-from tests.test_diff import commit, edit, git
+from tests.conftest import commit, git
+from tests.test_diff import edit
 
 PARSER = MarkdownIt("commonmark").enable("table")
 MENTION = re.compile(r"@[A-Za-z0-9]")

@@ -172,8 +172,17 @@ def test_obs_links_offline_needs_no_credentials(obs: Obs, monkeypatch: pytest.Mo
 
 def test_obs_links_refuses_an_unknown_queue_before_reading_the_org(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("links", "--env", "prod", "--queue", "critcal") == 1
-    assert obs.err.startswith("error: no queue 'critcal' in prod") and "critical" in obs.err
+    assert obs.err.startswith("error: no queue 'critcal' in prod: did you mean critical? use one of: critical, ")
     assert dd.calls() == 0
+
+
+def test_obs_links_finds_a_queue_by_the_aws_name_an_alert_shows(obs: Obs) -> None:
+    assert obs("links", "--env", "prod", "--queue", "prod-critical", "--offline", "--format", "json") == 0, obs.err
+    assert [q["queue"] for q in json.loads(obs.out)["queues"]] == ["critical"]
+    assert obs("links", "--env", "prod", "--queue", "prod-critical-dlq", "--offline", "--format", "json") == 0
+    assert [q["queue"] for q in json.loads(obs.out)["queues"]] == ["critical"]
+    assert obs("links", "--env", "prod", "--queue", "prod-critcal", "--offline") == 1
+    assert "did you mean prod-critical? use one of: " in obs.err
 
 
 def test_when_the_dashboard_write_fails_monitors_go_out_without_that_link(obs: Obs, dd: FakeDatadog) -> None:

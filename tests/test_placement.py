@@ -78,6 +78,7 @@ def test_a_partition_without_a_public_console_is_refused_in_one_line() -> None:
         ("us-east-1", "sns.amazonaws.com"),
         ("ap-east-1", "sns.ap-east-1.amazonaws.com"),
         ("me-south-1", "sns.me-south-1.amazonaws.com"),
+        ("ap-northeast-3", "sns.ap-northeast-3.amazonaws.com"),  # opt-in for SNS, though enabled by default
         ("us-gov-west-1", "sns.amazonaws.com"),
         ("cn-north-1", "sns.amazonaws.com"),
     ],

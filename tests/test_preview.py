@@ -154,7 +154,7 @@ def test_the_biggest_queue_gives_up_detail_first() -> None:
     )
     out = comment(found, "obs diff --base main")
     assert size(out) <= BUDGET
-    dev, prod = out.split("### `dev`")[1].split("### `prod`")
+    prod, dev = out.split("### `prod`")[1].split("### `dev`")
     assert "Left out" not in dev and dev.count("```diff") == 2
     assert "Left out to fit a pull-request comment: the 800 field changes of 400 updated resources." in prod
 
@@ -180,7 +180,7 @@ def test_who_gets_paged_takes_the_room_the_changes_leave() -> None:
     out = _comment({"prod": 3000}, queues=1, targets=3000)
     assert size(out) <= BUDGET
     assert "the list of 3000 changed resources in 1 queue" in out
-    assert size(out.split("### Who gets paged")[1].split("### `prod`")[0]) > BUDGET // 2
+    assert size(out.split("### Who gets paged\n")[1].split("### `prod`")[0]) > BUDGET // 2
 
 
 def test_the_command_that_shows_everything_is_one_code_span() -> None:

@@ -18,7 +18,7 @@ class Exit(IntEnum):
     OK = 0
     ERROR = 1  # bad input, a failed write, a usage error: never 2, which CI reads as "changes pending"
     CHANGES = 2  # changes pending (plan, diff with --detailed-exitcode)
-    FOUND = 3  # obs trace found failed deliveries
+    FOUND = 3  # obs trace found failed deliveries; obs audit found live wiring at or above --severity
     INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
 
 

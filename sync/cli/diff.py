@@ -12,8 +12,10 @@ from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, forma
 from sync.definitions.load import load
 from sync.errors import ObsError, Problem
 from sync.expand.desired import expand_all
-from sync.preview import comment, report, revision
+from sync.preview import comment, own_code, report, revision
 from sync.preview.compare import WORKING_TREE, Preview, Rendered, compare, environments
+from sync.preview.facts import EMPTY, Facts, read_facts
+from sync.preview.notices import EMPTY_BASE, OBS_CODE, Notice
 
 
 def register(commands: Commands) -> None:
@@ -26,6 +28,9 @@ def register(commands: Commands) -> None:
         f"--detailed-exitcode, {Exit.ERROR} on error.",
     )
     parser.add_argument("--base", required=True, metavar="REF", help="the revision to compare with, e.g. origin/main")
+    parser.add_argument(
+        "--base-label", metavar="NAME", help="what to call the base in the report, e.g. the base branch (default: REF)"
+    )
     parser.add_argument("--head", metavar="REF", help="the revision to preview (default: the working tree)")
     parser.add_argument(
         "--base-definitions",
@@ -43,20 +48,36 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
     head_label = args.head or WORKING_TREE
-    head = _head(root, args.head)
-    base = _base(root, args.base, args.base_definitions)
-    found = compare(args.base, head_label, base, head, environments(args.env, base, head))
+    head, head_facts = _head(root, args.head)
+    revision.repository_prefix(root)  # outside git, say so before naming a revision unknown
+    base_commit = revision.resolve(root, args.base)
+    head_commit = revision.commit_or_none(root, args.head or "HEAD") or ""
+    said: list[Notice] = []
+    base, base_facts = _base(root, args, base_commit, said)
+    envs = environments(args.env, base, head)
+    found = compare(
+        args.base_label or args.base,
+        head_label,
+        base,
+        head,
+        envs,
+        base_facts=base_facts,
+        head_facts=head_facts,
+        base_commit=base_commit,
+        head_commit=head_commit,
+        said=said,
+    )
     sys.stdout.write(_render(found, args.format, _rerun(args)))
     return Exit.CHANGES if args.detailed_exitcode and found.pending else Exit.OK
 
 
-def _head(root: Path, ref: str | None) -> Rendered:
+def _head(root: Path, ref: str | None) -> tuple[Rendered, Facts]:
     """The head must pass `obs validate`: a preview of definitions that cannot sync would mislead."""
     if ref is None:
-        return _validated(root)
+        return _validated(root), read_facts(root)
     with revision.checked_out(root, ref) as folder:
         try:
-            return _validated(folder)
+            return _validated(folder), read_facts(folder)
         except ObsError as exc:
             raise _in_revision(exc, f"the head revision '{ref}' does not validate", "fix it there") from None
 
@@ -65,14 +86,58 @@ def _validated(folder: Path) -> Rendered:
     return accepted.expand_checked(load(folder))
 
 
-def _base(root: Path, ref: str, inside: str | None) -> Rendered:
-    """The base only needs to load and expand: it passed validation when it was merged."""
+def _base(root: Path, args: argparse.Namespace, commit: str, said: list[Notice]) -> tuple[Rendered, Facts]:
+    """The base only needs to load and expand: it passed validation when it was merged. A base from before
+    obs was added has nothing, and the preview says so; a change to obs itself renders the base with the
+    base's own code."""
+    ref, inside = args.base, args.base_definitions
+    if not revision.defines(root, ref, inside):
+        said.append(Notice(EMPTY_BASE, "", f"the base revision {ref} has no definitions yet: everything is new."))
+        return {}, EMPTY
     with revision.checked_out(root, ref, inside) as folder:
-        try:
-            return expand_all(load(folder))
-        except ObsError as exc:
-            what = f"the base revision '{ref}' does not load with this version of obs"
-            raise _in_revision(exc, what, "compare with another revision, or fix the definitions there") from None
+        facts = read_facts(folder)
+        code = own_code.changed_files(root, commit, args.head)
+        if code:
+            return _base_by_own_code(root, commit, inside, code, folder, said), facts
+        return _loaded(folder, ref), facts
+
+
+def _loaded(folder: Path, ref: str) -> Rendered:
+    try:
+        return expand_all(load(folder))
+    except ObsError as exc:
+        what = f"the base revision '{ref}' does not load with this version of obs"
+        raise _in_revision(exc, what, "compare with another revision, or fix the definitions there") from None
+
+
+def _base_by_own_code(
+    root: Path, commit: str, inside: str | None, code: list[str], folder: Path, said: list[Notice]
+) -> Rendered:
+    """This change edits obs itself: the base is rendered by its own code where that works, else the
+    preview says loudly that it cannot show what the code change does."""
+    rendered = own_code.render_with_own_code(root, commit, revision.prefix_of(root, inside))
+    named = ", ".join(code[:3]) + (f" and {len(code) - 3} more" if len(code) > 3 else "")
+    if rendered is not None:
+        said.append(
+            Notice(
+                OBS_CODE,
+                "",
+                f"this change edits obs itself ({named}): the base was rendered by its own code, "
+                "so changes of defaults and expansion show below.",
+            )
+        )
+        return rendered
+    fallback = _loaded(folder, commit[:12])
+    said.append(
+        Notice(
+            OBS_CODE,
+            "",
+            f"this change edits obs itself ({named}), and the base could not be rendered by its own code: both "
+            "sides were rendered by the head's code, so this preview CANNOT show what the code change does to "
+            "monitors and dashboards (a changed default reads as no change). Run obs plan against each org.",
+        )
+    )
+    return fallback
 
 
 def _in_revision(exc: ObsError, what: str, fix: str) -> ObsError:

@@ -19,7 +19,11 @@ def register(commands: Commands) -> None:
         "links", help="print where to look for each queue: dashboard, monitors, runbook, AWS consoles"
     )
     parser.add_argument("--env", required=True, help="the environment")
-    parser.add_argument("--queue", metavar="NAME", help="only this queue (its logical name)")
+    parser.add_argument(
+        "--queue",
+        metavar="NAME",
+        help="only this queue: its logical name (critical) or the AWS name an alert shows (prod-critical)",
+    )
     format_option(parser)
     parser.add_argument("--offline", action="store_true", help="without credentials: dashboard IDs as placeholders")
     live.options(parser, adopt=False)

@@ -4,30 +4,52 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from sync.cli import live
+from sync.cli import audit, live
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.cli.desired import checked
 from sync.core.plan import make_plan
-from sync.report import changes
+from sync.errors import ObsError
+from sync.report import changes, saved_plan
 
 
 def register(commands: Commands) -> None:
     parser = commands.add_parser("plan", help="show what a sync would change in the live org")
     parser.add_argument("--env", required=True, help="the environment to plan")
     parser.add_argument("--offline", action="store_true", help="plan against an empty org, without credentials")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="also write the plan to FILE, for approval: `obs sync --plan FILE` applies exactly it",
+    )
     format_option(parser)
     detailed_exitcode_option(parser, "changes are pending")
     live.options(parser, adopt=True)
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="first read the live AWS settings the monitors depend on (retention, DLQs) with the read-only checks "
+        "of obs audit, and print what differs before the plan",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     defs, desired = checked(args.definitions, args.env)
+    if args.live:  # on stderr, so --format json stays one document on stdout
+        sys.stderr.write(audit.monitored_report(defs, args.env))
+        sys.stderr.flush()
     if args.offline:
         found, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
     else:
         with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
             found, against = live.plan(dd, args.env, desired, adopt=args.adopt)
+    if args.out is not None:
+        try:
+            args.out.write_text(saved_plan.dump(found), encoding="utf-8")
+        except OSError as exc:
+            raise ObsError.of(f"cannot write the plan to {args.out}: {exc.strerror}", "check the path") from None
     sys.stdout.write(changes.render(found, args.format, against=against, colour=live.colour()))
     return Exit.CHANGES if args.detailed_exitcode and found.pending else Exit.OK

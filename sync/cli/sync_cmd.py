@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from sync.cli import live
 from sync.cli.conventions import Commands, Exit
@@ -15,7 +17,8 @@ from sync.core.outcome import Outcome
 from sync.core.resources import Resource
 from sync.datadog import apply
 from sync.datadog.client import Datadog
-from sync.report import changes
+from sync.errors import ObsError
+from sync.report import changes, saved_plan
 
 
 def register(commands: Commands) -> None:
@@ -38,25 +41,47 @@ def register(commands: Commands) -> None:
     parser.add_argument(
         "--concurrency", type=live.count_between(1, 32), default=8, metavar="N", help="writes in flight (default 8)"
     )
+    parser.add_argument(
+        "--plan",
+        type=Path,
+        metavar="FILE",
+        help="apply exactly the plan `obs plan --out FILE` wrote, refusing if the live org changed since",
+    )
+    parser.add_argument("--yes", action="store_true", help="apply without asking (a terminal asks first)")
     live.options(parser, adopt=True)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    approved = _approved(args.plan)
     defs, desired = checked(args.definitions, args.env)
     started = time.monotonic()
     connection = live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
     with connection as dd:
-        outcomes = _apply(args, dd, desired)
+        outcomes = _apply(args, dd, desired, approved)
     if outcomes is None:
         return Exit.OK
     sys.stdout.write(changes.outcomes(outcomes, dry_run=args.dry_run, seconds=time.monotonic() - started))
     return Exit.ERROR if any(not o.ok for o in outcomes) else Exit.OK
 
 
-def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -> list[Outcome] | None:
+def _approved(path: Path | None) -> Mapping[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ObsError.of(f"cannot read the plan file {path}: {exc}", "give the file obs plan --out wrote") from None
+    return saved_plan.load(text, str(path))
+
+
+def _apply(
+    args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource], approved: Mapping[str, Any] | None
+) -> list[Outcome] | None:
     """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do."""
     plan, against = live.plan(dd, args.env, desired, adopt=args.adopt)
+    if approved is not None and (found := saved_plan.differences(approved, plan)):
+        raise saved_plan.refusal(str(args.plan), found)
     skipped = len(plan.pending)
     if args.no_delete:
         plan = guard.without_deletes(plan)
@@ -68,8 +93,20 @@ def _apply(args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource]) -
     if not plan.pending:
         print("Nothing to do.")
         return None
+    if not (args.yes or args.dry_run) and sys.stdin.isatty():
+        _confirm(plan.env, len(plan.pending))
     total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
     return apply.apply(plan, dd, dry_run=args.dry_run, workers=args.concurrency, done=_progress(total, args.env))
+
+
+def _confirm(env: str, count: int) -> None:
+    """On a terminal, a person reads the plan above and says yes; anything else writes nothing."""
+    try:
+        answer = input(f"Apply these {count} change{'s' * (count != 1)} to {env}? Only 'yes' applies: ")
+    except EOFError:
+        answer = ""
+    if answer.strip() != "yes":
+        raise ObsError.of("sync cancelled: nothing was written", "answer yes to apply, or pass --yes")
 
 
 def _progress(total: int, env: str, every: float = 2.0) -> Callable[[Outcome], None]:

@@ -83,7 +83,8 @@ def execute(
     clients = connector(target.region, args.endpoint_url)
     result = trace(clients, target, window, queues=queues, options=options, progress=progress_lines(err), now=now)
     out.write(render_json(result) + "\n" if args.format == "json" else render_table(result))
-    return Exit.FOUND if result.findings else Exit.OK
+    # failures obs could not place are failures too: never an all-clear
+    return Exit.FOUND if result.findings or result.tally.malformed_sqs else Exit.OK
 
 
 def _target(args: argparse.Namespace) -> TraceTarget:

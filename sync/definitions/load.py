@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from sync.definitions.model import (
 )
 from sync.definitions.overlay import deep_merge
 from sync.definitions.source import Source, read
-from sync.errors import ObsError
+from sync.errors import ObsError, Problem
 
 INVENTORY = "queues.yaml"
 
@@ -34,14 +35,27 @@ def load(root: Path) -> Definitions:
             f"no {INVENTORY} in {root}",
             "run obs from your definitions folder, or point to it with --definitions DIR or OBS_DEFINITIONS",
         )
-    inventory = _read(root, INVENTORY, "queues")
+    # Every file is read and checked before any error is raised, so one run reports them all, in order.
+    problems: list[Problem] = []
+    inventories = _collecting(problems, lambda: [_read(root, INVENTORY, "queues")])
+    metric_files = _collecting(problems, lambda: _folder(root, "monitors", "metric"))
+    dashboard_files = _collecting(problems, lambda: _folder(root, "dashboards", "dashboard"))
+    environment_files = _collecting(problems, lambda: _folder(root, "environments", "environment"))
+    if problems:
+        raise ObsError(*sorted(problems, key=lambda p: (p.file, p.line or 0)))
+    inventory = inventories[0]
     classes = {name: spec["description"] for name, spec in inventory.data["classes"].items()}
     queues = _queues(inventory, classes)
-    metrics = tuple(_metric(s, classes) for s in _folder(root, "monitors", "metric"))
-    dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in _folder(root, "dashboards", "dashboard"))
-    environments = tuple(_environment(s) for s in _folder(root, "environments", "environment"))
+    metrics = tuple(_metric(s, classes) for s in metric_files)
+    dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in dashboard_files)
+    environments = tuple(_environment(s) for s in environment_files)
     env_queues = {env.name: _queues_in(env, inventory, queues) for env in environments}
-    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues)
+    processing = {
+        name: spec["max_processing_seconds"]
+        for name, spec in inventory.data["classes"].items()
+        if "max_processing_seconds" in spec
+    }
+    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues, processing)
     references.check(defs)
     return defs
 
@@ -79,25 +93,41 @@ def _folder(root: Path, folder: str, kind: str) -> list[Source]:
     )
     if not files:
         raise ObsError.of(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml")
+    problems: list[Problem] = []
     sources = []
     for path in files:
-        relative = f"{folder}/{path.name}"
-        twins = [p.name for p in files if p.stem == path.stem and p != path]
-        if twins:
-            raise ObsError.of(
-                f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}",
-                "keep one of the two files",
-                file=relative,
-            )
-        source = _read(root, relative, kind)
-        if source.data["name"] != path.stem:
-            raise source.error(
-                ("name",),
-                f"name '{source.data['name']}' differs from the file name",
-                f"rename one to '{path.stem}'",
-            )
-        sources.append(source)
+        sources += _collecting(problems, partial(_each, root, folder, kind, path, files))
+    if problems:
+        raise ObsError(*problems)
     return sources
+
+
+def _each(root: Path, folder: str, kind: str, path: Path, files: list[Path]) -> list[Source]:
+    relative = f"{folder}/{path.name}"
+    twins = [p.name for p in files if p.stem == path.stem and p != path]
+    if twins:
+        raise ObsError.of(
+            f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}",
+            "keep one of the two files",
+            file=relative,
+        )
+    source = _read(root, relative, kind)
+    if source.data["name"] != path.stem:
+        raise source.error(
+            ("name",),
+            f"name '{source.data['name']}' differs from the file name",
+            f"rename one to '{path.stem}'",
+        )
+    return [source]
+
+
+def _collecting(problems: list[Problem], read: Callable[[], list[Source]]) -> list[Source]:
+    """What `read` returns; its problems go to `problems` instead of stopping the load."""
+    try:
+        return read()
+    except ObsError as exc:
+        problems.extend(exc.problems)
+        return []
 
 
 def _queues(inventory: Source, classes: Mapping[str, str]) -> tuple[Queue, ...]:
@@ -146,11 +176,15 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
         description=raw.get("description", ""),
         slo_seconds=raw.get("slo_seconds"),
         fifo=raw.get("fifo", False),
+        content_based_deduplication=raw.get("content_based_deduplication"),
         retention_seconds=raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS),
+        max_processing_seconds=raw.get("max_processing_seconds"),
         in_flight_quota=raw.get("in_flight_quota", DEFAULT_IN_FLIGHT_QUOTA),
         worker=Worker(**worker) if worker else None,
         dlq=Dlq(**dlq) if dlq else None,
-        topics=tuple(Topic(t["name"], t.get("subscription_dlq")) for t in raw.get("topics", ())),
+        topics=tuple(
+            Topic(t["name"], t.get("subscription_dlq"), t.get("raw_message_delivery")) for t in raw.get("topics", ())
+        ),
         publisher_log=PublisherLog(log["log_group"], log["message_id_field"], log.get("business_key_field"))
         if log
         else None,

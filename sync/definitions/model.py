@@ -36,6 +36,7 @@ class Dlq:
 class Topic:
     name: str
     subscription_dlq: str | None = None
+    raw_message_delivery: bool | None = None  # None: not declared, so not checked
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,9 @@ class Queue:
     description: str = ""
     slo_seconds: int | None = None
     fifo: bool = False
+    content_based_deduplication: bool | None = None  # None: not declared, so not checked
     retention_seconds: int = DEFAULT_RETENTION_SECONDS
+    max_processing_seconds: int | None = None  # None: the class's, see Definitions.max_processing_seconds
     in_flight_quota: int = DEFAULT_IN_FLIGHT_QUOTA
     worker: Worker | None = None
     dlq: Dlq | None = None
@@ -123,6 +126,12 @@ class Definitions:
     inventory: Source = field(repr=False, compare=False)
     # Each environment's queues with its overrides applied, in inventory order, without the disabled ones.
     env_queues: Mapping[str, tuple[Queue, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # Each class's declared max_processing_seconds, for queues that do not declare their own.
+    processing_defaults: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def max_processing_seconds(self, queue: Queue) -> int | None:
+        """How long a job of this queue may run before it counts as stuck; None when nobody declared it."""
+        return queue.max_processing_seconds or self.processing_defaults.get(queue.cls)
 
     @cached_property
     def queue_index(self) -> Mapping[str, int]:

@@ -5,6 +5,7 @@ The same links end every monitor's message and make up `obs links`, so a page an
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -150,9 +151,13 @@ def chosen(defs: Definitions, env_name: str, queue: str | None) -> tuple[PlacedQ
     placed = placed_queues(defs, env_name)
     if queue is None:
         return placed
-    found = tuple(q for q in placed if q.name == queue)
+    # An alert names the AWS queue (prod-critical), a runbook the logical one (critical): both find it.
+    found = tuple(q for q in placed if queue in (q.name, q.sqs_name, q.dlq_sqs_name))
     if not found:
-        raise ObsError.of(f"no queue '{queue}' in {env_name}", f"use one of: {', '.join(q.name for q in placed)}")
+        names = [q.name for q in placed]
+        close = difflib.get_close_matches(queue, names + [q.sqs_name for q in placed], n=3, cutoff=0.8)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise ObsError.of(f"no queue '{queue}' in {env_name}", f"{hint}use one of: {', '.join(names)}")
     return found
 
 

@@ -48,12 +48,15 @@ PARTITIONS = (AWS, GOVCLOUD, CHINA, *ISOLATED)
 ARN_PARTITION = r"aws(?:-[a-z]+)*"
 
 SNS_PRINCIPAL = "sns.amazonaws.com"
-# Regions disabled by default (AWS Account Management guide, "Enable or disable Regions"): SNS signs regionally there
+# SNS's opt-in regions, where it signs with a regional principal (SNS Developer Guide, "Sending Amazon SNS messages
+# to an Amazon SQS queue or AWS Lambda function in a different Region"). Its list names ap-northeast-3 (Osaka),
+# which the account-level list of regions disabled by default does not.
 OPT_IN_REGIONS = frozenset(
     {
         "af-south-1",
         "ap-east-1",
         "ap-east-2",
+        "ap-northeast-3",
         "ap-south-2",
         "ap-southeast-3",
         "ap-southeast-4",
@@ -115,3 +118,15 @@ def sns_principal(topic_arn: str) -> str:
     """The service principal SNS uses for a topic: regional in opt-in regions."""
     region = region_of(topic_arn)
     return f"sns.{region}.amazonaws.com" if region in OPT_IN_REGIONS else SNS_PRINCIPAL
+
+
+def delivery_principal(topic_arn: str, resource_arn: str) -> str:
+    """The SNS principal a subscribed queue's (or key's) policy must name for this topic.
+
+    Across regions it depends on both ends: a topic in a default region delivering to a queue in an opt-in region
+    signs as the queue region's principal; from an opt-in region to a default one, as the topic region's.
+    """
+    target = region_of(resource_arn)
+    if target in OPT_IN_REGIONS:
+        return f"sns.{target}.amazonaws.com"
+    return sns_principal(topic_arn)

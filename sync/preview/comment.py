@@ -16,12 +16,26 @@ from sync.core import placeholders
 from sync.core.paging import AudienceChange
 from sync.core.plan import ACTIONS, UPDATE, Change, Plan
 from sync.preview.compare import WORKING_TREE, Preview
-from sync.preview.report import audience, by_queue, change_of, counted, line_diff, show, summary
+from sync.preview.report import (
+    audience,
+    by_queue,
+    change_of,
+    condition_line,
+    counted,
+    named,
+    paging_summary,
+    same_line,
+    show,
+    summary,
+)
 from sync.report import markdown as md
+from sync.report.audience import line_diff
 
 MARKER = "<!-- obs-diff -->"  # the workflow finds its sticky comment by this first line
 LIMIT = 65_536  # GitHub's comment limit, in characters
 BUDGET = 60_000  # a margin under the limit
+NOTICES = 20  # warnings shown in full; more are counted
+GROUPS = 30  # grouped lines shown per list; more are counted
 
 # How much of a queue's changes is shown; an environment can drop its per-queue breakdown altogether.
 FULL, NO_LINE_DIFFS, NO_FIELDS, NO_RESOURCES = range(4)
@@ -82,7 +96,7 @@ def comment(preview: Preview, rerun: str) -> str:
     sections = [_new_section(plan) for plan in preview.plans if plan.pending]
     # Who gets paged matters most, but thousands of rows would leave no room for anything else.
     paging = next(p for p in _fewer_rows(preview.paging) if size(_paging(preview.paging, p, rerun)) <= BUDGET // 2)
-    total = size(_header(preview)) + size(_paging(preview.paging, paging, rerun))
+    total = size(_header(preview)) + size(_grouped(preview, rerun)) + size(_paging(preview.paging, paging, rerun))
     total += sum(s.render(rerun) + sum(g.render() for g in s.groups) for s in sections)
     # The biggest queue gives up one level of detail at a time, so small changes keep theirs longest;
     # among equals the later queues go first.
@@ -133,7 +147,7 @@ def size(text: str) -> int:
 
 
 def _compose(preview: Preview, sections: Sequence[_Section], paging: _Paging, rerun: str) -> str:
-    parts = [_header(preview), _paging(preview.paging, paging, rerun)]
+    parts = [_header(preview), _grouped(preview, rerun), _paging(preview.paging, paging, rerun)]
     for section in sections:
         parts.append(section.heading)
         if not section.collapsed:
@@ -142,9 +156,18 @@ def _compose(preview: Preview, sections: Sequence[_Section], paging: _Paging, re
 
 
 def _header(preview: Preview) -> str:
+    """Never cut: what is compared, what a reviewer must know, the counts, and who gets paged in short."""
     totals = preview.totals()
-    head = preview.head if preview.head == WORKING_TREE else md.code(preview.head)
-    lines = [MARKER, f"## obs diff: {md.code(preview.base)} → {head}", ""]
+    base, head = _revision(preview.base, preview.base_commit), _revision(preview.head, preview.head_commit)
+    if preview.head == WORKING_TREE:  # uncommitted edits are part of it: the commit is where they start from
+        head = f"working tree (on {md.code(preview.head_commit[:12])})" if preview.head_commit else WORKING_TREE
+    lines = [MARKER, f"## obs diff: {base} → {head}", ""]
+    shown = preview.notices[:NOTICES]
+    for notice in shown:
+        where = f"**{md.text(notice.env)}**: " if notice.env else ""
+        lines += ["> [!WARNING]", f"> {where}{md.text(notice.text)}", ""]
+    if len(preview.notices) > len(shown):
+        lines += [f"> [!WARNING]\n> {len(preview.notices) - len(shown)} more warnings: `--format text` shows them.", ""]
     if preview.pending:
         lines.append(f"{summary(totals)}, across {len(preview.plans)} environment{'s' * (len(preview.plans) != 1)}.")
     else:
@@ -157,7 +180,38 @@ def _header(preview: Preview) -> str:
         lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in ACTIONS)} |")
     if any(plan.awaiting for plan in preview.plans):
         lines += ["", f"> {placeholders.PLACEHOLDER_NOTE}"]
+    rows = paging_summary(preview, md.code, "→")  # targets are the only outside text: code spans hold them
+    if rows:
+        lines += ["", "### Who gets paged, in short", "", "| environment | severity | change |", "|---|---|---|"]
+        for env, severity, what in rows:
+            lines.append(f"| {md.cell(md.code(env))} | {md.cell(md.text(severity))} | {md.cell(what)} |")
     return "\n".join(lines) + "\n\n"
+
+
+def _revision(label: str, commit: str) -> str:
+    """`main` (`1a2b3c4d5e6f`), or the commit alone when that is what the user named."""
+    whole = named(label, commit)
+    return md.code(whole) if whole == label or whole == commit[:12] else f"{md.code(label)} ({md.code(commit[:12])})"
+
+
+def _grouped(preview: Preview, rerun: str) -> str:
+    """The same change on many resources, and paging monitors that page at another point, each said once."""
+    lines: list[str] = []
+    if preview.same:
+        lines += ["### The same change on many resources", ""]
+        lines += [f"- {same_line(g, _value, '→', md.code)}" for g in preview.same[:GROUPS]]
+        if len(preview.same) > GROUPS:
+            lines += ["", _left_out([_count(len(preview.same) - GROUPS, "more group")], f"{rerun} --format text")]
+        lines.append("")
+    if preview.conditions:
+        lines += ["### When they get paged", ""]
+        shown = preview.conditions[:GROUPS]
+        lines += [f"- {md.code(c.env)}: {md.text(condition_line(c, arrow='→'))}" for c in shown]
+        if len(preview.conditions) > GROUPS:
+            more = [_count(len(preview.conditions) - GROUPS, "more group")]
+            lines += ["", _left_out(more, f"{rerun} --format text")]
+        lines.append("")
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _paging(changes: Sequence[AudienceChange], paging: _Paging, rerun: str) -> str:

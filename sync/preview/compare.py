@@ -10,22 +10,44 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.core import placeholders
+from sync.core.conditions import ConditionChange, condition_changes
 from sync.core.paging import AudienceChange, audience_changes
 from sync.core.plan import ACTIONS, CREATE, DELETE, UPDATE, Change, FieldChange, Live, Plan, diff, make_plan
 from sync.core.resources import Resource
 from sync.definitions.source import undotted
 from sync.errors import ObsError
+from sync.preview import notices
+from sync.preview.facts import EMPTY, Facts
+from sync.preview.groups import SameChange, same_changes
 
 Rendered = Mapping[str, Sequence[Resource]]  # environment -> its desired resources
 WORKING_TREE = "working tree"  # the head when no revision is named
+# The order changes are shown in within a queue: what changes alerting that exists before what adds some.
+ACTION_ORDER = (UPDATE, DELETE, CREATE)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One side of the comparison: what the user called it, the commit it is (none for the working tree),
+    its rendered resources and the facts its definition files state."""
+
+    label: str
+    rendered: Rendered
+    commit: str = ""
+    facts: Facts = EMPTY
 
 
 @dataclass(frozen=True)
 class Preview:
     base: str  # what the user called each revision, e.g. "origin/main" and "working tree"
     head: str
-    plans: tuple[Plan, ...]  # one per environment, by name
+    plans: tuple[Plan, ...]  # one per environment, prod first
     paging: tuple[AudienceChange, ...]
+    conditions: tuple[ConditionChange, ...] = ()
+    notices: tuple[notices.Notice, ...] = ()
+    same: tuple[SameChange, ...] = ()
+    base_commit: str = ""
+    head_commit: str = ""
 
     @property
     def pending(self) -> bool:
@@ -36,24 +58,65 @@ class Preview:
         return {action: sum(c[action] for c in counts) for action in ACTIONS}
 
 
+def consequence(env: str) -> tuple[int, str]:
+    """Production first, then staging, then the rest, development last."""
+    name = env.lower()
+    rank = 0 if "prod" in name else 1 if "stag" in name else 3 if "dev" in name else 2
+    return rank, env
+
+
 def environments(requested: Sequence[str], base: Rendered, head: Rendered) -> tuple[str, ...]:
-    """The environments to compare: those asked for, else every one either revision has."""
+    """The environments to compare: those asked for, else every one either revision has; prod first."""
     known = sorted(base.keys() | head.keys())
     for name in requested:
         if name not in known:
             raise ObsError.of(f"environment '{name}' is in neither revision", f"use one of: {', '.join(known)}")
-    return tuple(sorted(set(requested))) if requested else tuple(known)
+    return tuple(sorted(set(requested) if requested else known, key=consequence))
 
 
-def compare(base_label: str, head_label: str, base: Rendered, head: Rendered, envs: Sequence[str]) -> Preview:
-    """An environment only in base is all deletes; only in head, all creates."""
+def compare(
+    base_label: str,
+    head_label: str,
+    base: Rendered,
+    head: Rendered,
+    envs: Sequence[str],
+    *,
+    base_facts: Facts = EMPTY,
+    head_facts: Facts = EMPTY,
+    base_commit: str = "",
+    head_commit: str = "",
+    said: Sequence[notices.Notice] = (),
+) -> Preview:
+    """An environment only in base is all deletes; only in head, all creates. `said` are notices the caller
+    found (a base without definitions, a change to obs itself)."""
+    envs = sorted(envs, key=consequence)
     plans: list[Plan] = []
     paging: list[AudienceChange] = []
+    conditions: list[ConditionChange] = []
+    found = list(said)
     for env in envs:
         old, new = base.get(env, ()), head.get(env, ())
-        plans.append(_plan(env, old, new))
+        plan = _plan(env, old, new)
+        plans.append(plan)
         paging += audience_changes(env, old, new)
-    return Preview(base_label, head_label, tuple(plans), tuple(paging))
+        conditions += condition_changes(env, old, new)
+        refused = notices.mass_delete(plan, old)
+        found += [refused] if refused else []
+    found += notices.site_moves(envs, base_facts, head_facts, base)
+    found += notices.renames(envs, base_facts, head_facts, base, head)
+    found += notices.alerts_nobody(envs, base, head)
+    rank = {env: index for index, env in enumerate(envs)}
+    return Preview(
+        base_label,
+        head_label,
+        tuple(plans),
+        tuple(paging),
+        tuple(conditions),
+        notices.ordered(found, rank),
+        same_changes(plans, consequence),
+        base_commit,
+        head_commit,
+    )
 
 
 def _plan(env: str, base: Sequence[Resource], head: Sequence[Resource]) -> Plan:

@@ -2,21 +2,62 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from sync.core import placeholders
-from sync.core.paging import AudienceChange
+from sync.core.conditions import ConditionChange
+from sync.core.paging import AudienceChange, severity_order
 from sync.core.plan import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
-from sync.preview.compare import Preview
+from sync.preview.compare import ACTION_ORDER, Preview
+from sync.preview.groups import SameChange
+from sync.report.audience import line_diff
 from sync.report.changes import change_json
 
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-"}
 ENVIRONMENT_WIDE = "environment-wide"  # resources of no one queue, such as the on-call dashboard
+SUMMARY_TARGETS = 5  # targets named per summary row; the count says how many more
 EXAMPLES = 3  # monitor keys named per audience change; the count says how many more
 _MAX_VALUE = 300
+
+
+def named(label: str, commit: str) -> str:
+    """A revision as the header names it: `main (1a2b3c4d5e6f)`, or the short commit alone if that is its name."""
+    short = commit[:12]
+    if not short or label.startswith(short) or short.startswith(label):
+        return short or label
+    return f"{label} ({short})"
+
+
+def paging_summary(
+    preview: Preview, name: Callable[[str], str] = str, arrow: str = "->", limit: int = SUMMARY_TARGETS
+) -> list[tuple[str, str, str]]:
+    """(environment, severity, what changed) for every severity whose audience changed, and one row per
+    environment whose paging monitors changed when they page: small enough to show whole, at any scale."""
+    rows: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for change in preview.paging:
+        for severity in change.severities:
+            kinds = rows.setdefault((change.env, severity), {})
+            kinds.setdefault(change.kind, []).append(f"{name(change.target)} ({change.before} {arrow} {change.after})")
+    out = []
+    for (env, severity), kinds in rows.items():
+        parts = []
+        for kind in ("added", "removed", "changed"):
+            targets = kinds.get(kind, [])
+            if targets:
+                more = f" and {len(targets) - limit} more" if len(targets) > limit else ""
+                parts.append(f"{kind} {', '.join(targets[:limit])}{more}")
+        out.append((env, severity, "; ".join(parts)))
+    moved: dict[str, int] = {}
+    for condition in preview.conditions:
+        moved[condition.env] = moved.get(condition.env, 0) + len(condition.keys)
+    out += [
+        (env, "alert condition", f"{count:,} paging monitor{'s' * (count != 1)} page at another point")
+        for env, count in moved.items()
+    ]
+    order = {plan.env: index for index, plan in enumerate(preview.plans)}
+    return sorted(out, key=lambda row: (order.get(row[0], 0), severity_order(row[1])))
 
 
 def summary(counts: dict[str, int]) -> str:
@@ -24,9 +65,9 @@ def summary(counts: dict[str, int]) -> str:
 
 
 def by_queue(plan: Plan) -> list[tuple[str, list[Change]]]:
-    """Pending changes grouped by queue, environment-wide ones first."""
+    """Pending changes grouped by queue, environment-wide ones first; updates, then deletes, then creates."""
     groups: dict[str, list[Change]] = {}
-    for change in plan.pending:
+    for change in sorted(plan.pending, key=lambda c: ACTION_ORDER.index(c.action)):
         groups.setdefault(change.queue or "", []).append(change)
     return [(queue or ENVIRONMENT_WIDE, changes) for queue, changes in sorted(groups.items())]
 
@@ -34,15 +75,6 @@ def by_queue(plan: Plan) -> list[tuple[str, list[Change]]]:
 def counted(changes: Sequence[Change]) -> str:
     """`2 to create, 1 to update`: only the actions present."""
     return ", ".join(f"{n} to {a}" for a in (CREATE, UPDATE, DELETE) if (n := sum(c.action == a for c in changes)))
-
-
-def line_diff(field: FieldChange) -> list[str]:
-    """A compact unified diff of a multi-line text field (a message), without file headers; [] otherwise."""
-    old, new = field.old, field.new
-    texts = isinstance(old, str | None) and isinstance(new, str | None)
-    if not texts or "\n" not in f"{old or ''}{new or ''}":
-        return []
-    return list(difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), lineterm="", n=1))[2:]
 
 
 def show(value: Any) -> str:
@@ -92,8 +124,30 @@ def audience(change: AudienceChange, arrow: str = "->", name: Callable[[str], st
     return "; ".join(parts)
 
 
+def condition_line(change: ConditionChange, quote: str = "", arrow: str = "->") -> str:
+    """`12 monitors paging @pagerduty-x: pages after 4 h -> after 2 h of waiting (a, b, c and 9 more)`."""
+    count = len(change.keys)
+    who = ", ".join(f"{quote}{t}{quote}" for t in change.targets) or "nobody now"
+    keys = ", ".join(f"{quote}{k}{quote}" for k in change.keys[:EXAMPLES])
+    more = f" and {count - EXAMPLES} more" if count > EXAMPLES else ""
+    return f"{count:,} monitor{'s' * (count != 1)} paging {who}: {change.before} {arrow} {change.after} ({keys}{more})"
+
+
+def same_line(
+    group: SameChange, value: Callable[[Any], str] = show, arrow: str = "->", path: Callable[[str], str] = str
+) -> str:
+    """`options.thresholds.critical 10000 -> 20000 on 1,000 monitors (prod, staging, dev)`."""
+    what = change_of(group.field, arrow, value)
+    kind = group.kind.name if group.count == 1 else group.kind.plural
+    return f"{path(group.field.path)} {what} on {group.count:,} {kind} ({', '.join(group.envs)})"
+
+
 def text(preview: Preview) -> str:
-    lines = [f"obs diff: {preview.base} -> {preview.head}", ""]
+    base, head = named(preview.base, preview.base_commit), named(preview.head, preview.head_commit)
+    lines = [f"obs diff: {base} -> {head}", ""]
+    for notice in preview.notices:
+        lines.append(f"WARNING: {notice.text}" if notice.env == "" else f"WARNING ({notice.env}): {notice.text}")
+    lines += [""] if preview.notices else []
     rows = [["environment", *ACTIONS]] + [[p.env, *(str(p.count()[a]) for a in ACTIONS)] for p in preview.plans]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -101,12 +155,23 @@ def text(preview: Preview) -> str:
             "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
         )
     lines.append("")
+    summary_rows = paging_summary(preview)
+    if summary_rows:
+        lines.append("Who gets paged, in short:")
+        lines += [f"  {env} {severity}: {what}" for env, severity, what in summary_rows]
+        lines.append("")
     if preview.paging:
         lines.append("Who gets paged:")
         for target in preview.paging:
             lines.append(f"  {target.env} {'/'.join(target.severities)}: {target.target} {audience(target)}")
     else:
         lines.append("Who gets paged: no notification target added, removed or changed.")
+    if preview.conditions:
+        lines += ["", "When they get paged:"]
+        lines += [f"  {c.env}: {condition_line(c)}" for c in preview.conditions]
+    if preview.same:
+        lines += ["", "The same change on many resources:"]
+        lines += [f"  {same_line(g)}" for g in preview.same]
     for plan in preview.plans:
         for queue, changes in by_queue(plan):
             lines += ["", f"{plan.env} / {queue}: {counted(changes)}"]
@@ -127,6 +192,24 @@ def as_json(preview: Preview) -> str:
     doc = {
         "base": preview.base,
         "head": preview.head,
+        "base_commit": preview.base_commit,
+        "head_commit": preview.head_commit,
+        "warnings": [{"kind": n.kind, "env": n.env or None, "text": n.text} for n in preview.notices],
+        "paging_conditions": [
+            {"env": c.env, "targets": list(c.targets), "before": c.before, "after": c.after, "monitors": list(c.keys)}
+            for c in preview.conditions
+        ],
+        "same_changes": [
+            {
+                "path": g.field.path,
+                "old": g.field.old,
+                "new": g.field.new,
+                "kind": g.kind.name,
+                "count": g.count,
+                "envs": list(g.envs),
+            }
+            for g in preview.same
+        ],
         "pending": preview.pending,
         "summary": preview.totals(),
         "environments": [

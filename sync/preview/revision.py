@@ -41,12 +41,28 @@ def checked_out(definitions: Path, ref: str, inside: str | None = None) -> Itera
         yield root
 
 
+def defines(definitions: Path, ref: str, inside: str | None = None) -> bool:
+    """Whether the revision has any definitions at all: false for the commit before obs was added (no
+    queues.yaml anywhere in its tree), true when it has some, even somewhere else (a moved folder)."""
+    commit = resolve(definitions, ref)
+    prefix = repository_prefix(definitions) if inside is None else _prefix(inside)
+    if _listed(definitions, commit, prefix):
+        return True
+    names = git(definitions, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
+    return any(PurePosixPath(n).name == INVENTORY for n in names.decode(errors="surrogateescape").split("\0"))
+
+
+def prefix_of(definitions: Path, inside: str | None) -> str:
+    """The definitions folder's path in a revision, from the repository root ('' or 'sub/dir/')."""
+    return repository_prefix(definitions) if inside is None else _prefix(inside)
+
+
 def repository_prefix(definitions: Path) -> str:
     """Where the definitions folder sits inside its git repository: '' at the root, else 'sub/dir/'."""
     if not definitions.is_dir():
         raise ObsError.of(f"no definitions folder {definitions}", "point --definitions at an existing folder")
     # Only the newline goes: a folder name may start with a space, and need not be UTF-8 (like ls-tree's paths).
-    return _git(definitions, "rev-parse", "--show-prefix").decode(errors="surrogateescape").removesuffix("\n")
+    return git(definitions, "rev-parse", "--show-prefix").decode(errors="surrogateescape").removesuffix("\n")
 
 
 def _prefix(inside: str) -> str:
@@ -72,7 +88,7 @@ def resolve(definitions: Path, ref: str) -> str:
 def _listed(definitions: Path, commit: str, prefix: str) -> list[tuple[str, str]]:
     """(path from the repository root, blob id) of every file `load` reads; notes, images and subfolders stay out."""
     pathspecs = [f"{prefix}{part}" for part in PARTS]
-    out = _git(definitions, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *pathspecs)
+    out = git(definitions, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *pathspecs)
     files = []
     for entry in out.split(b"\0"):
         if not entry:
@@ -102,7 +118,7 @@ def _blobs(definitions: Path, ids: Sequence[str]) -> list[bytes]:
     """The contents of the given blobs, read in one `git cat-file --batch`."""
     if not ids:
         return []
-    out = _git(definitions, "cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in ids).encode())
+    out = git(definitions, "cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in ids).encode())
     contents, at = [], 0
     for blob in ids:
         header_end = out.index(b"\n", at)
@@ -121,7 +137,7 @@ def _blobs(definitions: Path, ids: Sequence[str]) -> list[bytes]:
     return contents
 
 
-def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+def git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
     done = _run(cwd, *args, stdin=stdin)
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip()
@@ -141,3 +157,9 @@ def _run(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.Comple
         return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False, env=environ)
     except FileNotFoundError:
         raise ObsError.of("git is not installed", "install git: obs diff reads the base revision from it") from None
+
+
+def commit_or_none(definitions: Path, ref: str) -> str | None:
+    """The commit `ref` names, or None (a repository without commits has no HEAD)."""
+    done = _run(definitions, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return done.stdout.decode().strip() if done.returncode == 0 else None

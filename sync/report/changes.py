@@ -12,6 +12,7 @@ from sync.core.outcome import Outcome
 from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from sync.core.resources import title_of
 from sync.report import markdown as md
+from sync.report.audience import line_diff, paging_lines
 
 _SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
 _COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
@@ -39,11 +40,21 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
         lines.append(head)
         if change.note:
             lines.append(f"    ({change.note})")
-        lines += [f"    {f.path}: {old} -> {new}" for f in change.fields for old, new in [_shown(f)]]
+        for field in change.fields:
+            diff = line_diff(field)
+            if diff:  # a message reads as the lines it changes, as in obs diff
+                lines.append(f"    {field.path}: text changed, +{_signed(diff, '+')} -{_signed(diff, '-')} lines")
+                lines += [f"      {line}" for line in diff]
+            else:
+                old, new = _shown(field)
+                lines.append(f"    {field.path}: {old} -> {new}")
     for obj in plan.unmanaged:
         lines.append(
             f"? {obj.kind} {obj.id}  {title_of(obj.body)}: not managed by obs, left alone (--adopt takes it over)"
         )
+    paging = paging_lines(plan)
+    if paging:
+        lines += ["Who gets paged:", *(f"  {line}" for line in paging)]
     if plan.awaiting:
         lines.append(f"Note: {placeholders.PLACEHOLDER_NOTE}")
     lines.append(f"Plan: {summary(plan)}.")
@@ -64,8 +75,18 @@ def markdown(plan: Plan, *, against: str) -> str:
         note = f" ({md.text(change.note)})" if change.note else ""
         lines.append(f"- **{change.action}** {change.kind} {md.code(change.key)} {md.text(change.title)}{note}")
         for f in change.fields:
+            diff = line_diff(f)
+            if diff:
+                counts = f"+{_signed(diff, '+')} -{_signed(diff, '-')} lines"
+                lines.append(f"  - {md.code(f.path)}: text changed, {counts}")
+                lines += [f"    {line}" for line in md.fence(diff, "diff")]
+                continue
             old, new = _shown(f)
             lines.append(f"  - {md.code(f.path)}: {md.code(old)} → {md.code(new)}")
+    paging = paging_lines(plan)
+    if paging:
+        lines += ["", "**Who gets paged**", ""]
+        lines += [f"- {md.text(line)}" for line in paging]
     if plan.awaiting:
         lines += ["", f"> {placeholders.PLACEHOLDER_NOTE}"]
     return "\n".join(lines) + "\n"
@@ -95,6 +116,10 @@ def change_json(change: Change) -> dict[str, Any]:
         "replace": change.replace,
         "fields": [_field_json(f) for f in change.fields],
     }
+
+
+def _signed(diff: Sequence[str], sign: str) -> int:
+    return sum(line.startswith(sign) for line in diff)
 
 
 def _field_json(f: FieldChange) -> dict[str, Any]:

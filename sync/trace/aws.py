@@ -24,10 +24,12 @@ from sync.expand import placement
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_iam import IAMClient
     from mypy_boto3_kms import KMSClient
     from mypy_boto3_logs import CloudWatchLogsClient
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sts import STSClient
 
 NONEXISTENT_QUEUE = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
 DENIED = frozenset({"AccessDenied", "AccessDeniedException", "AuthorizationError", "UnauthorizedOperation"})
@@ -54,6 +56,8 @@ class Clients:
     logs: CloudWatchLogsClient
     cloudwatch: CloudWatchClient
     kms: KMSClient
+    sts: STSClient
+    iam: IAMClient
     region: str = ""
     regional: Callable[[str], Clients] | None = field(default=None, compare=False, repr=False)
     _others: dict[str, Clients] = field(default_factory=dict, compare=False, repr=False)
@@ -79,6 +83,8 @@ def connect(region: str, endpoint_url: str | None = None) -> Clients:
             logs=session.client("logs", endpoint_url=endpoint_url, config=logs_config),
             cloudwatch=session.client("cloudwatch", endpoint_url=endpoint_url, config=config),
             kms=session.client("kms", endpoint_url=endpoint_url, config=config),
+            sts=session.client("sts", endpoint_url=endpoint_url, config=config),
+            iam=session.client("iam", endpoint_url=endpoint_url, config=config),
             region=region,
             regional=lambda other: connect(other, endpoint_url),
         )
@@ -104,6 +110,12 @@ def check_region(partition: str, region: str, where: str) -> None:
 
 def error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def caller_account(clients: Clients) -> str:
+    """The account the credentials belong to (sts:GetCallerIdentity needs no permission)."""
+    with aws_errors("identify the AWS account of the credentials", "sts:GetCallerIdentity"):
+        return str(clients.sts.get_caller_identity()["Account"])
 
 
 @contextmanager

@@ -24,6 +24,8 @@ KMS_ACCESS = "kms-access"
 KMS_DISABLED = "kms-disabled"
 KMS_NOT_FOUND = "kms-not-found"
 KMS_THROTTLED = "kms-throttled"
+KMS_KEY_USAGE = "kms-key-usage"
+KMS_GONE_OR_DENIED = "kms-gone-or-denied"
 QUEUE_DELETED = "queue-deleted"
 DATA_PROTECTION = "data-protection"
 TOO_MANY_ATTRIBUTES = "too-many-attributes"
@@ -56,6 +58,26 @@ CAUSES: dict[str, Cause] = {
             "Encrypt the queue with a customer-managed key whose key policy allows Principal "
             '{"Service":"<sns-principal>"} kms:GenerateDataKey* and kms:Decrypt, or use SSE-SQS '
             "(SqsManagedSseEnabled) instead of alias/aws/sqs.",
+            retried=False,
+        ),
+        Cause(
+            KMS_GONE_OR_DENIED,
+            "KMS key missing or unusable by SNS",
+            "KMS answered that the queue's key does not exist or that SNS is not allowed to use it: the two "
+            "look the same in the log, so either the key was deleted (or the queue names a wrong key) or its "
+            "policy does not allow <sns-principal>. The live check below tells which. SNS does not retry.",
+            "If the key is gone, point the queue's KmsMasterKeyId at an existing customer-managed key; if it "
+            'exists, let its key policy allow Principal {"Service":"<sns-principal>"} kms:GenerateDataKey* and '
+            "kms:Decrypt.",
+            retried=False,
+        ),
+        Cause(
+            KMS_KEY_USAGE,
+            "KMS key of the wrong kind",
+            "The queue's KMS key cannot encrypt data keys: it is an asymmetric or HMAC key, or its key usage "
+            "is not ENCRYPT_DECRYPT. SQS needs a symmetric encryption key. SNS does not retry.",
+            "Point the queue's KmsMasterKeyId at a symmetric (SYMMETRIC_DEFAULT, ENCRYPT_DECRYPT) "
+            "customer-managed key that allows <sns-principal>.",
             retried=False,
         ),
         Cause(
@@ -128,6 +150,7 @@ CAUSES: dict[str, Cause] = {
 RANK = {key: index for index, key in enumerate(CAUSES)}  # report order: the usual suspects first
 
 _TOO_MANY_ATTRIBUTES = re.compile(r"number of message attributes.*exceeds", re.IGNORECASE)
+_GONE_OR_DENIED = re.compile(r"does not exist.*not allowed to access", re.IGNORECASE)
 
 
 def classify(delivery: Delivery) -> Cause:
@@ -140,7 +163,10 @@ def cause_key(code: str, message: str, delivery: Delivery | None = None) -> str:
     text = f"{message} {delivery.response.raw if delivery else ''}".lower()
     if "kms" in folded:
         if "accessdenied" in folded:
-            return KMS_ACCESS
+            # KMS says "does not exist ... or you are not allowed to access" for a deleted key too
+            return KMS_GONE_OR_DENIED if _GONE_OR_DENIED.search(text) else KMS_ACCESS
+        if "invalidkeyusage" in folded:
+            return KMS_KEY_USAGE
         if "disabled" in folded or "invalidstate" in folded:
             return KMS_DISABLED
         if "notfound" in folded:
@@ -154,7 +180,8 @@ def cause_key(code: str, message: str, delivery: Delivery | None = None) -> str:
         return QUEUE_POLICY
     if _TOO_MANY_ATTRIBUTES.search(text):
         return TOO_MANY_ATTRIBUTES
-    if "throttl" in folded or folded in {"serviceunavailable", "internalerror", "internalfailure"}:
+    # AWS.SimpleQueueService.InternalError and friends: server-side, so SNS retried before giving up
+    if "throttl" in folded or folded.endswith(("serviceunavailable", "internalerror", "internalfailure")):
         return SQS_THROTTLED
     if not code and "data protection policy" in text:
         return DATA_PROTECTION

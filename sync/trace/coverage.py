@@ -38,7 +38,7 @@ def recent_note(window: Window, now: datetime) -> list[str]:
 
 def retried_note(failures: Iterable[Failure]) -> list[str]:
     """Retried causes are logged when SNS gives up, which can be long after the publish time."""
-    retried = sorted({f.cause.title for f in failures if f.cause.retried})
+    retried = sorted({f.cause.title for f in failures if f.retried})
     if not retried:
         return []
     return [
@@ -64,3 +64,34 @@ def silent_logging(
         "logs:CreateLogGroup, logs:CreateLogStream and logs:PutLogEvents (if logging was turned on during this "
         "window, trace a window after that)",
     )
+
+
+def metric_losses(metrics: MetricSummary) -> list[str]:
+    """Losses the Failure log cannot show: a redrive to the DLQ that failed, and filter-policy drops."""
+    notes = []
+    if metrics.total_not_redriven:
+        notes.append(
+            f"NumberOfNotificationsFailedToRedriveToDlq counted {metrics.total_not_redriven:g}: SNS could not move "
+            "those messages to the subscription DLQ either, so they are lost although a DLQ is set; check the "
+            "DLQ's queue policy and KMS key (obs audit checks both)"
+        )
+    if metrics.total_filtered_invalid:
+        notes.append(
+            f"NumberOfNotificationsFilteredOut-InvalidAttributes counted {metrics.total_filtered_invalid:g}: a "
+            "subscription filter policy dropped those messages for invalid or missing message attributes; "
+            "they never reach the Failure log, so they are not listed here"
+        )
+    return notes
+
+
+def unshown_notes(tally: Tally, group: str) -> list[str]:
+    """Failure events read but not listed, and why: never hidden silently."""
+    notes = []
+    if tally.other_protocol:
+        notes.append(f"{tally.other_protocol} failure events to non-SQS endpoints (Lambda, HTTP/S, ...) not shown")
+    if tally.malformed_sqs:
+        notes.append(
+            f"{tally.malformed_sqs} failure events name an SQS destination whose ARN obs cannot read (an account id "
+            f"that is not 12 digits, or a malformed part): failed deliveries not listed above; read them in {group}"
+        )
+    return notes

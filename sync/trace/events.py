@@ -17,6 +17,7 @@ _STAMP = re.compile(
     re.IGNORECASE,
 )
 _SQS_ARN = re.compile(rf"^arn:{placement.ARN_PARTITION}:sqs:[a-z0-9-]+:\d{{12}}:[^:/\s]+$")
+_SQS_SERVICE = re.compile(rf"^arn:{placement.ARN_PARTITION}:sqs:")
 _EPOCH_MS_FLOOR = 10**11  # larger numbers are epoch milliseconds, smaller ones epoch seconds
 
 
@@ -66,6 +67,11 @@ class Delivery:
     def to_sqs(self) -> bool:
         """SNS writes every protocol's failures to the same group: only SQS destinations are ours."""
         return bool(_SQS_ARN.match(self.destination))
+
+    @property
+    def malformed_sqs(self) -> bool:
+        """An SQS ARN obs cannot place (e.g. an account id that is not 12 digits): counted, never taken for non-SQS."""
+        return not self.to_sqs and bool(_SQS_SERVICE.match(self.destination.strip()))
 
 
 def queue_name_of(destination: str) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -21,6 +22,9 @@ class KeyFacts:
     state: str = ""  # Enabled, Disabled, PendingDeletion, NotFound, or "" when unread
     policy: str = ""
     unread: str = ""  # why something could not be read
+    usage: str = ""  # KeyUsage, e.g. ENCRYPT_DECRYPT
+    spec: str = ""  # KeySpec, e.g. SYMMETRIC_DEFAULT
+    code: str = ""  # the AWS error code of a failed read
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,8 @@ class QueueFacts:
     policy: str = ""
     key: KeyFacts | None = None
     unread: str = ""
+    attributes: Mapping[str, str] = field(default_factory=dict)  # every attribute GetQueueAttributes gave
+    code: str = ""  # the AWS error code of a failed read
 
 
 @dataclass(frozen=True)
@@ -51,18 +57,17 @@ def queue_facts(clients: Clients, queue_arn: str, topic_account: str) -> QueueFa
     sqs = clients.in_region(arn_region(queue_arn)).sqs
     try:
         url = sqs.get_queue_url(QueueName=queue, QueueOwnerAWSAccountId=owner)["QueueUrl"]
-        attributes = sqs.get_queue_attributes(
-            QueueUrl=url, AttributeNames=["Policy", "KmsMasterKeyId", "SqsManagedSseEnabled"]
-        ).get("Attributes", {})
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]).get("Attributes", {})
     except ClientError as exc:
         code = error_code(exc)
         if owner != topic_account and (code in NONEXISTENT_QUEUE or code in DENIED):
             # SQS answers a queue we may not see in another account just as it answers a deleted one
             unread = f"the queue is in account {owner}, which answers {code} whether or not it exists"
-            return QueueFacts(queue=queue, exists=None, unread=unread)
+            return QueueFacts(queue=queue, exists=None, unread=unread, code=code)
         if code in NONEXISTENT_QUEUE:
             return QueueFacts(queue=queue, exists=False)
-        return QueueFacts(queue=queue, exists=None, unread=f"sqs:GetQueueAttributes failed ({_reason(exc)})")
+        unread = f"sqs:GetQueueAttributes failed ({_reason(exc)})"
+        return QueueFacts(queue=queue, exists=None, unread=unread, code=code)
     except BotoCoreError as exc:
         return QueueFacts(queue=queue, exists=None, unread=f"SQS unreachable ({_reason(exc)})")
     key = attributes.get("KmsMasterKeyId", "")
@@ -71,6 +76,7 @@ def queue_facts(clients: Clients, queue_arn: str, topic_account: str) -> QueueFa
         exists=True,
         policy=attributes.get("Policy", ""),
         key=key_facts(clients.in_region(arn_region(queue_arn)), key) if key else None,
+        attributes={str(k): v for k, v in attributes.items()},
     )
 
 
@@ -82,15 +88,29 @@ def key_facts(clients: Clients, key: str) -> KeyFacts:
     except ClientError as exc:
         if error_code(exc) == "NotFoundException":
             return KeyFacts(key=key, state="NotFound")
-        return KeyFacts(key=key, unread=f"kms:DescribeKey failed ({_reason(exc)})")
+        return KeyFacts(key=key, unread=f"kms:DescribeKey failed ({_reason(exc)})", code=error_code(exc))
     except BotoCoreError as exc:
         return KeyFacts(key=key, unread=f"KMS unreachable ({_reason(exc)})")
-    facts = KeyFacts(key=key, manager=meta.get("KeyManager", ""), state=meta.get("KeyState", ""))
+    facts = key_from(key, {str(k): v for k, v in meta.items()})
     try:
         policy = clients.kms.get_key_policy(KeyId=meta["KeyId"], PolicyName="default")["Policy"]
-    except (ClientError, BotoCoreError) as exc:
-        return KeyFacts(facts.key, facts.manager, facts.state, unread=f"kms:GetKeyPolicy failed ({_reason(exc)})")
-    return KeyFacts(facts.key, facts.manager, facts.state, policy=policy)
+    except ClientError as exc:
+        return replace(facts, unread=f"kms:GetKeyPolicy failed ({_reason(exc)})", code=error_code(exc))
+    except BotoCoreError as exc:
+        return replace(facts, unread=f"kms:GetKeyPolicy failed ({_reason(exc)})")
+    return replace(facts, policy=policy)
+
+
+def key_from(key: str, metadata: Mapping[str, object], policy: str = "") -> KeyFacts:
+    """KeyFacts from a DescribeKey KeyMetadata (and a GetKeyPolicy Policy), as the queue names the key."""
+    return KeyFacts(
+        key=key,
+        manager=str(metadata.get("KeyManager", "")),
+        state=str(metadata.get("KeyState", "")),
+        usage=str(metadata.get("KeyUsage", "")),
+        spec=str(metadata.get("KeySpec", "")),
+        policy=policy,
+    )
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,15 @@ class Failure:
     unrecoverable: bool
 
     @property
+    def retried(self) -> bool:
+        """Whether SNS retried this message before it gave up: its events say so; the cause only guesses."""
+        if self.attempts is not None and self.attempts > 1:
+            return True
+        if self.unrecoverable:  # "sqsRequestId": "Unrecoverable" on a first attempt: SNS gave up at once
+            return False
+        return self.cause.retried
+
+    @property
     def sort_key(self) -> tuple[int, str, str, str]:
         moment = self.published or self.logged
         stamp = moment.isoformat() if moment else ""
@@ -70,6 +79,7 @@ class Tally:
     other_queue: int = 0
     other_topic: int = 0
     other_protocol: int = 0  # failures to Lambda, HTTP/S, Firehose... endpoints: counted, never shown
+    malformed_sqs: int = 0  # failures to an SQS ARN obs cannot read: counted and reported, not hidden
 
 
 @dataclass
@@ -94,6 +104,9 @@ class Collector:
         self.tally.failed_events += 1
         if delivery.topic_arn and self.topic_arn and delivery.topic_arn != self.topic_arn:
             self.tally.other_topic += 1
+            return
+        if delivery.malformed_sqs:
+            self.tally.malformed_sqs += 1
             return
         if not delivery.to_sqs:
             self.tally.other_protocol += 1

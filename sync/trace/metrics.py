@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 FAILED = "NumberOfNotificationsFailed"
 REDRIVEN = "NumberOfNotificationsRedrivenToDlq"
-_METRICS = {"failed": FAILED, "redriven": REDRIVEN}
+NOT_REDRIVEN = "NumberOfNotificationsFailedToRedriveToDlq"  # lost although the subscription has a DLQ
+FILTERED_INVALID = "NumberOfNotificationsFilteredOut-InvalidAttributes"  # dropped before delivery, never logged
+_METRICS = {"failed": FAILED, "redriven": REDRIVEN, "not_redriven": NOT_REDRIVEN, "filtered_invalid": FILTERED_INVALID}
 # CloudWatch keeps 1-minute data 15 days, 5-minute data 63 days, hourly data 455 days
 _RETENTION = ((timedelta(days=15), 60), (timedelta(days=63), 300))
 _HOURLY = 3600
@@ -27,6 +29,8 @@ class MetricSummary:
     period_s: int
     failed: tuple[tuple[datetime, float], ...]
     redriven: tuple[tuple[datetime, float], ...]
+    not_redriven: tuple[tuple[datetime, float], ...] = ()
+    filtered_invalid: tuple[tuple[datetime, float], ...] = ()
 
     @property
     def total_failed(self) -> float:
@@ -35,6 +39,14 @@ class MetricSummary:
     @property
     def total_redriven(self) -> float:
         return sum(v for _, v in self.redriven)
+
+    @property
+    def total_not_redriven(self) -> float:
+        return sum(v for _, v in self.not_redriven)
+
+    @property
+    def total_filtered_invalid(self) -> float:
+        return sum(v for _, v in self.filtered_invalid)
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,8 @@ def failure_metrics(
         period_s=period,
         failed=_nonzero(points["failed"]),
         redriven=_nonzero(points["redriven"]),
+        not_redriven=_nonzero(points["not_redriven"]),
+        filtered_invalid=_nonzero(points["filtered_invalid"]),
     )
 
 

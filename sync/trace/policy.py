@@ -31,10 +31,11 @@ class Request:
     resource: str
     source_arn: str
     source_account: str
+    service: str = ""  # the SNS principal when the caller knows the region pair; else the topic's
 
     @property
     def principal(self) -> str:
-        return placement.sns_principal(self.source_arn)
+        return self.service or placement.delivery_principal(self.source_arn, self.resource)
 
 
 def load_policy(text: str) -> list[dict[str, Any]]:
@@ -47,17 +48,17 @@ def load_policy(text: str) -> list[dict[str, Any]]:
     return [s for s in statements if isinstance(s, dict)]
 
 
-def queue_policy_allows(policy: str, queue_arn: str, topic_arn: str) -> Verdict:
+def queue_policy_allows(policy: str, queue_arn: str, topic_arn: str, principal: str = "") -> Verdict:
     account = topic_arn.split(":")[4] if topic_arn.count(":") >= 5 else ""
-    request = Request(("sqs:SendMessage",), queue_arn, topic_arn, account)
+    request = Request(("sqs:SendMessage",), queue_arn, topic_arn, account, principal)
     if not policy:
         return Verdict(False, "the queue has no access policy, so no service may send to it")
     return evaluate(load_policy(policy), request, what="queue policy")
 
 
-def key_policy_allows(policy: str, topic_arn: str) -> Verdict:
+def key_policy_allows(policy: str, topic_arn: str, principal: str = "") -> Verdict:
     account = topic_arn.split(":")[4] if topic_arn.count(":") >= 5 else ""
-    request = Request(("kms:GenerateDataKey", "kms:Decrypt"), "*", topic_arn, account)
+    request = Request(("kms:GenerateDataKey", "kms:Decrypt"), "*", topic_arn, account, principal)
     return evaluate(load_policy(policy), request, what="key policy")
 
 

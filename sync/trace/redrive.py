@@ -46,7 +46,7 @@ def redrives(
 def loss_notes(failures: Iterable[Failure], dlqs: Mapping[str, Redrive]) -> list[str]:
     """Where failed messages are gone for good, said only when it is known; doubt is said as doubt."""
     notes = []
-    for arn in sorted({f.destination for f in failures if not f.cause.retried}):
+    for arn in sorted({f.destination for f in failures if not f.retried}):
         redrive, queue = dlqs.get(arn), queue_name_of(arn)
         if redrive is not None and redrive.known and not redrive.dlq_arn:
             notes.append(

@@ -25,7 +25,7 @@ def fill(text: str, queue_arn: str, topic_arn: str) -> str:
     return (
         text.replace("<queue-arn>", queue_arn or "<queue-arn>")
         .replace("<topic-arn>", topic_arn)
-        .replace("<sns-principal>", placement.sns_principal(topic_arn))
+        .replace("<sns-principal>", placement.delivery_principal(topic_arn, queue_arn))
     )
 
 
@@ -87,6 +87,8 @@ def render_json(result: TraceResult) -> str:
             "failed_total": result.metrics.total_failed,
             "failed": [{"time": iso(t), "sum": v} for t, v in result.metrics.failed],
             "redriven_to_dlq": [{"time": iso(t), "sum": v} for t, v in result.metrics.redriven],
+            "failed_to_redrive_to_dlq": [{"time": iso(t), "sum": v} for t, v in result.metrics.not_redriven],
+            "filtered_out_invalid_attributes": [{"time": iso(t), "sum": v} for t, v in result.metrics.filtered_invalid],
             "clusters": [
                 {"start": iso(c.start), "last": iso(c.last), "total": c.total, "peak": c.peak}
                 for c in clusters(result.metrics.failed, result.metrics.period_s)
@@ -145,14 +147,20 @@ def render_table(result: TraceResult) -> str:
     if result.queues:
         lines.append(f"only deliveries to: {', '.join(sorted(result.queues))}")
     skipped = tally.outside_window + tally.other_queue + tally.other_topic
+    unreadable = f", {tally.malformed_sqs} to unreadable SQS ARNs" if tally.malformed_sqs else ""
     lines.append(
         f"read {_count(tally.events, 'log event')}: {_count(tally.failed_events, 'failure event')} "
-        f"({skipped} outside the window or filters, {tally.other_protocol} to non-SQS endpoints), "
+        f"({skipped} outside the window or filters, {tally.other_protocol} to non-SQS endpoints{unreadable}), "
         f"{_count(tally.successes, 'success', 'es')}, {tally.noise} not delivery-status"
     )
     if result.metrics is not None:
         lines.append(_metric_line(result.metrics, long=window.read_end - window.start > timedelta(days=1)))
-    if not result.findings:
+    if not result.findings and tally.malformed_sqs:
+        lines += [
+            "",
+            f"No failed delivery obs can place, but {_count(tally.malformed_sqs, 'unreadable failure event')}.",
+        ]
+    elif not result.findings:
         lines += ["", "No failed deliveries in this window."]
     else:
         counts = Counter(f.failure.cause.title for f in result.findings)
@@ -192,7 +200,9 @@ def _metric_line(metrics: MetricSummary, long: bool) -> str:
     more = f", and {len(found) - len(shown)} smaller" if len(found) > len(shown) else ""
     return (
         f"NumberOfNotificationsFailed (Sum per {period_text(metrics.period_s)}): {', '.join(parts) or 'none'}{more}; "
-        f"total {metrics.total_failed:g}, redriven to DLQ {metrics.total_redriven:g}"
+        f"total {metrics.total_failed:g}, redriven to DLQ {metrics.total_redriven:g}, "
+        f"failed to redrive to DLQ {metrics.total_not_redriven:g}, "
+        f"filtered out for invalid attributes {metrics.total_filtered_invalid:g}"
     )
 
 

@@ -7,19 +7,29 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sync.errors import ObsError
-from sync.trace.aws import Clients
+from sync.trace.aws import Clients, caller_account
 from sync.trace.checks import CHECKABLE, Check, judge
 from sync.trace.correlate import Published, lookup_published
-from sync.trace.coverage import metric_gap, recent_note, retried_note, silent_logging
+from sync.trace.coverage import (
+    metric_gap,
+    metric_losses,
+    recent_note,
+    retried_note,
+    silent_logging,
+    unshown_notes,
+)
 from sync.trace.dlq import DlqMessage
 from sync.trace.facts import Listed, Subscription, list_subscriptions, queue_facts, subscriptions
 from sync.trace.failures import Collector, Failure, Tally, Window
+from sync.trace.findings import ERROR
 from sync.trace.insights import insights_events
 from sync.trace.logs import LoggingStatus, Progress, filter_events, logging_status, read_failures
 from sync.trace.metrics import MetricSummary, failure_metrics
 from sync.trace.preflight import logging_off, preflight
 from sync.trace.redrive import loss_notes, peek_dlqs, redrives
+from sync.trace.survey import read_role
 from sync.trace.target import TraceTarget
+from sync.trace.topics import ROLE_READS, TopicUse, check_role
 
 INSIGHTS_AFTER = timedelta(hours=6)  # shorter windows page through FilterLogEvents quickly enough
 
@@ -66,6 +76,9 @@ def trace(
     now: datetime | None = None,
 ) -> TraceResult:
     now = now or datetime.now(UTC)
+    caller = caller_account(clients)
+    if caller != target.account_id:
+        raise elsewhere(target, caller)
     status = logging_status(clients, target)
     ready = preflight(status, target)
     notes = list(ready.notes)
@@ -82,14 +95,15 @@ def trace(
         failures, tally = collector.failures(), collector.tally
     if not ready.logging_on and not failures:
         raise logging_off(target, group_exists=status.failure_group_exists)
+    if not failures and status.failure_role and metrics is None:
+        vouch_for_role(clients, target, status.failure_role, caller)  # nothing else can tell a blind log
     listed, unlisted = _listed(clients, target) if failures or _silent(status, metrics, tally) else ((), "")
     other_protocols = any(s.protocol != "sqs" for s in listed)
     broken = silent_logging(target, status, metrics, tally, other_protocols)
     if broken is not None:
         raise broken
     notes += recent_note(window, now) + retried_note(failures)
-    if tally.other_protocol:
-        notes.append(f"{tally.other_protocol} failure events to non-SQS endpoints (Lambda, HTTP/S, ...) not shown")
+    notes += unshown_notes(tally, target.failure_log_group)
     wanted = frozenset(f.destination for f in failures)
     subs = subscriptions(clients, listed, wanted) if failures and not unlisted else {}
     if unlisted:
@@ -104,8 +118,10 @@ def trace(
     dlqs = redrives(target, wanted, subs, "the topic's subscriptions could not be listed" if unlisted else "")
     parked = peek_dlqs(clients, dlqs, options.dlq_limit, notes) if options.peek_dlq else {}
     notes.extend(loss_notes(failures, dlqs))
+    if metrics is not None:
+        notes.extend(metric_losses(metrics))
     if metrics is not None and not queues:
-        notes.extend(metric_gap(metrics, len(failures), tally.other_protocol))
+        notes.extend(metric_gap(metrics, len(failures), tally.other_protocol + tally.malformed_sqs))
     findings = tuple(Finding(f, published.get(f.message_id), parked.get(f.message_id)) for f in failures)
     return TraceResult(
         target=target,
@@ -119,6 +135,38 @@ def trace(
         subscriptions=tuple(sorted(subs.values(), key=lambda s: s.queue_arn)),
         notes=tuple(notes),
     )
+
+
+def elsewhere(target: TraceTarget, caller: str) -> ObsError:
+    """SNS logs in the topic owner's account: from another account every failure is invisible."""
+    account = target.account_id
+    return ObsError.of(
+        f"cannot trace {target.topic_arn} with credentials of account {caller}: SNS writes its delivery-status "
+        f"logs in the topic owner's account {account}, so from here no failure can be seen and 'no failures' "
+        "would mean nothing",
+        f"run obs trace with credentials of account {account} (its AWS_PROFILE, or a read-only role there: "
+        f"aws sts assume-role --role-arn arn:{target.partition}:iam::{account}:role/<read-only role> "
+        "--role-session-name obs-trace)",
+    )
+
+
+def vouch_for_role(clients: Clients, target: TraceTarget, role_arn: str, caller: str) -> None:
+    """Without metrics, an empty log proves nothing unless the logging role works: judge it as obs audit does."""
+    role = read_role(clients, role_arn, caller)
+    found = check_role(TopicUse(target.topic_arn), role)
+    if role.exists is None:
+        raise ObsError.of(
+            f"cannot tell whether {target.topic_arn} had no failures: the metrics were not read and the logging "
+            f"role {role_arn} could not be checked ({role.unread}), so an empty log may only mean SNS cannot write it",
+            f"trace without --no-metrics, or grant the caller {', '.join(ROLE_READS)}",
+        )
+    broken = [f for f in found if f.severity == ERROR]
+    if broken:
+        raise ObsError.of(
+            f"cannot trust 'no failures' for {target.topic_arn}: SNS cannot write its delivery-status log through "
+            f"{role_arn} ({'; '.join(f.live for f in broken)}), so failed deliveries go unrecorded",
+            "; ".join(f.fix for f in broken),
+        )
 
 
 def engine_for(choice: str, window: Window) -> str:

@@ -150,6 +150,17 @@ def test_opt_in_regions_need_the_regional_sns_principal() -> None:
     )
 
 
+def test_a_topic_in_a_default_region_reaches_an_opt_in_queue_as_the_queue_region_principal() -> None:
+    hk_queue = QUEUE_ARN.replace("us-east-1", "ap-east-1")
+    regional = {**statement(Resource=hk_queue), "Principal": {"Service": "sns.ap-east-1.amazonaws.com"}}
+    assert queue_policy_allows(policy(regional), hk_queue, TOPIC).allows is True
+    verdict = queue_policy_allows(policy(statement(Resource=hk_queue)), hk_queue, TOPIC)
+    assert (verdict.allows, verdict.reason) == (
+        False,
+        f"the queue policy does not allow sns.ap-east-1.amazonaws.com sqs:SendMessage from {TOPIC}",
+    )
+
+
 def test_key_policy_needs_both_generate_data_key_and_decrypt_for_sns() -> None:
     both = {"Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Resource": "*"}
     assert key_policy_allows(policy({**both, "Action": ["kms:GenerateDataKey*", "kms:Decrypt"]}), TOPIC).allows

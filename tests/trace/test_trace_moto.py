@@ -132,6 +132,7 @@ def test_trace_names_exactly_the_failed_messages_with_their_causes(world: World)
         "other_queue": 0,
         "other_topic": 1,
         "other_protocol": 2,
+        "malformed_sqs": 0,
     }
     first = next(f for f in doc["failures"] if f["message_id"] == next(iter(expected)))
     assert (first["events"], first["attempts"], first["queue"]) == (2, 2, "prod-critical")

@@ -56,6 +56,7 @@ class World:
         self.logs = boto3.client("logs", endpoint_url=endpoint, region_name=region)
         self.cloudwatch = boto3.client("cloudwatch", endpoint_url=endpoint, region_name=region)
         self.kms = boto3.client("kms", endpoint_url=endpoint, region_name=region)
+        self.iam = boto3.client("iam", endpoint_url=endpoint, region_name=region)
 
     def clients(self, region: str = REGION, endpoint_url: str | None = None) -> Clients:
         """The tracer's own clients, reporting the feedback roles moto accepts but never returns."""
@@ -74,8 +75,26 @@ class World:
         return self.sns.create_topic(Name=name, Attributes=attributes)["TopicArn"]
 
     def enable_logging(self, topic_arn: str) -> None:
+        """Delivery-status logging through a role SNS can assume and write logs with, as the console makes it."""
         partition = topic_arn.split(":")[1]  # the role lives in the topic's partition
         role = f"arn:{partition}:iam::{ACCOUNT}:role/sns-delivery-status"
+        names = [r["RoleName"] for r in self.iam.list_roles()["Roles"]]
+        if "sns-delivery-status" not in names:
+            trust = {"Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sts:AssumeRole"}
+            self.iam.create_role(
+                RoleName="sns-delivery-status",
+                AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [trust]}),
+            )
+            writes = {
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+                "Resource": "arn:aws:logs:*:*:*",
+            }
+            self.iam.put_role_policy(
+                RoleName="sns-delivery-status",
+                PolicyName="delivery-status-logs",
+                PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [writes]}),
+            )
         self.sns.set_topic_attributes(
             TopicArn=topic_arn, AttributeName="SQSFailureFeedbackRoleArn", AttributeValue=role
         )

@@ -1,0 +1,96 @@
+"""The `obs audit` command line: judge an environment's live AWS wiring against the definitions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from sync.cli.conventions import Commands, Exit, format_option
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.errors import ObsError
+from sync.expand import placement
+from sync.trace.audit import AuditResult, audit, monitored
+from sync.trace.audit_report import render
+from sync.trace.aws import Clients, check_region, connect
+from sync.trace.declared import queue_specs
+from sync.trace.findings import SEVERITIES, WARNING, at_least
+
+Connector = Callable[[str, str | None], Clients]
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "audit",
+        help="check the live SNS -> SQS wiring of an environment against the definitions (read-only)",
+        description="Read every queue, DLQ, topic, subscription and logging role the environment declares, with "
+        "read-only AWS calls, and report what differs from the definitions or will lose messages, with the fix. "
+        f"Exit {Exit.OK} when nothing is found at or above --severity, {Exit.FOUND} (as obs trace's failures "
+        f"found) when something is, {Exit.ERROR} on error.",
+    )
+    parser.add_argument("--env", required=True, help="the environment to audit")
+    parser.add_argument("--queue", action="append", default=[], metavar="NAME", help="only this queue (logical name)")
+    format_option(parser)
+    parser.add_argument(
+        "--severity",
+        choices=SEVERITIES,
+        default=WARNING,
+        help="report and fail on findings at least this serious (default: warning)",
+    )
+    parser.add_argument("--endpoint-url", help="AWS endpoint override (default: AWS_ENDPOINT_URL, else AWS)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return execute(args, connect)
+
+
+def execute(args: argparse.Namespace, connector: Connector, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    root: Path = getattr(args, "definitions", None) or Path.cwd()
+    result = audit_environment(load(root), args.env, args.queue, connector, args.endpoint_url)
+    out.write(render(result, args.format, args.severity))
+    return Exit.FOUND if at_least(result.findings, args.severity) else Exit.OK
+
+
+def audit_environment(
+    defs: Definitions,
+    env_name: str,
+    queues: Sequence[str] = (),
+    connector: Connector = connect,
+    endpoint_url: str | None = None,
+) -> AuditResult:
+    """Audit the environment's queues (or only `queues`, by logical name) with the standard credentials."""
+    env = defs.environment(env_name)
+    specs = queue_specs(defs, env.name)
+    if queues:
+        known = {s.queue for s in specs}
+        unknown = sorted(set(queues) - known)
+        if unknown:
+            raise ObsError.of(
+                f"no queue {unknown[0]!r} in environment {env.name!r}", f"use one of: {', '.join(sorted(known))}"
+            )
+        specs = tuple(s for s in specs if s.queue in set(queues))
+    check_region(placement.partition(env.region), env.region, f"environment {env.name}")
+    return audit(connector(env.region, endpoint_url), env.name, env.account_id, env.region, specs)
+
+
+def monitored_report(defs: Definitions, env_name: str, connector: Connector = connect) -> str:
+    """For obs plan --live: the live settings the monitors are built on (retention, DLQs), before the plan."""
+    result = audit_environment(defs, env_name, connector=connector)
+    found = at_least(monitored(result.findings), WARNING)
+    if not found:
+        return (
+            f"obs audit {env_name}: the live retention and DLQ settings the monitors depend on match the definitions\n"
+        )
+    lines = [
+        f"obs audit {env_name}: {len(found)} live settings the monitors depend on differ (obs audit --env {env_name}):"
+    ]
+    lines += [
+        f"  {f.severity.upper()} {f.check}: {f.queue}: {f.resource}: {f.live} (declared {f.declared}); fix: {f.fix}"
+        for f in found
+    ]
+    return "\n".join(lines) + "\n"

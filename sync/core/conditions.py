@@ -1,0 +1,122 @@
+"""Pure: when a monitor fires, as a person on call reads it, and how that changed between two revisions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sync.core.paging import ALWAYS, routes
+from sync.core.resources import Resource
+
+# `avg(last_10m):max:aws.sqs...{queuename:x} > 30`: the window and the comparator sit in fixed places.
+_QUERY = re.compile(r"^\s*\w+\(last_(?P<window>\d+[mhdw])\):.*?(?P<cmp>>=|<=|>|<)\s*(?P<value>-?[\d.]+)\s*$", re.S)
+_COMPARATORS = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below"}
+_UNITS = {"m": ("min", 60), "h": ("h", 3600), "d": ("d", 86400), "w": ("w", 604800)}
+# Metrics whose value is seconds waited: their threshold reads as a duration of waiting.
+_WAITING = ("approximate_age_of_oldest_message",)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """The parts of a monitor's alert condition that decide when someone is paged."""
+
+    threshold: str  # "after 4 h" for seconds waited, else "above 10,000"
+    waiting: bool
+    window: str  # "10 min"
+    delay: str  # evaluation delay, "15 min"; "" when none
+
+
+@dataclass(frozen=True)
+class ConditionChange:
+    """Paging monitors of one environment whose alert condition changed the same way."""
+
+    env: str
+    targets: tuple[str, ...]  # who the alert goes to in the head revision
+    before: str
+    after: str
+    keys: tuple[str, ...]
+
+    @property
+    def reads(self) -> str:
+        return f"{self.before} -> {self.after}"
+
+
+def condition(body: Mapping[str, Any]) -> Condition | None:
+    """The monitor's alert condition, or None for a query obs cannot read (the preview then says nothing)."""
+    found = _QUERY.match(str(body.get("query", "")))
+    if found is None:
+        return None
+    options = body.get("options") or {}
+    critical = (options.get("thresholds") or {}).get("critical")
+    value = float(critical if isinstance(critical, int | float) else found["value"])
+    waiting = any(name in found.group(0) for name in _WAITING) and found["cmp"].startswith(">")
+    threshold = f"after {duration(value)}" if waiting else f"{_COMPARATORS[found['cmp']]} {_number(value)}"
+    number, unit = int(found["window"][:-1]), found["window"][-1]
+    delay = options.get("evaluation_delay")
+    return Condition(
+        threshold=threshold,
+        waiting=waiting,
+        window=duration(number * _UNITS[unit][1]),
+        delay=duration(float(delay)) if isinstance(delay, int | float) and delay else "",
+    )
+
+
+def describe(was: Condition, now: Condition) -> tuple[str, str]:
+    """Old and new as one reads them, only the parts that changed: `pages after 4 h of waiting` ->
+    `pages after 2 h of waiting`, `over 10 min` -> `over 5 min`."""
+    before, after = [], []
+    if (was.threshold, was.waiting) != (now.threshold, now.waiting):
+        before.append(f"pages {was.threshold}{' of waiting' * was.waiting}")
+        after.append(f"{now.threshold}{' of waiting' * now.waiting}")
+    if was.window != now.window:
+        before.append(f"over {was.window}")
+        after.append(f"over {now.window}")
+    if was.delay != now.delay:
+        before.append(f"evaluation delay {was.delay or 'none'}")
+        after.append(now.delay or "none")
+    return ", ".join(before), ", ".join(after)
+
+
+def paging_targets(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """Who the monitor notifies when it alerts: handles in the alert section or outside every section."""
+    found = routes(str(body.get("message", "")))
+    return tuple(sorted(found.get("alert", frozenset()) | found.get(ALWAYS, frozenset())))
+
+
+def condition_changes(env: str, base: Iterable[Resource], head: Iterable[Resource]) -> tuple[ConditionChange, ...]:
+    """Monitors that page someone (in either revision) whose alert condition changed, grouped by how."""
+    was = {r.key: r for r in base if r.kind.notifies}
+    grouped: dict[tuple[tuple[str, ...], str, str], list[str]] = {}
+    for resource in head:
+        old = was.get(resource.key)
+        if not resource.kind.notifies or old is None:
+            continue
+        targets = paging_targets(resource.body)
+        if not targets and not paging_targets(old.body):
+            continue
+        before, after = condition(old.body), condition(resource.body)
+        if before is None or after is None or before == after:
+            continue
+        grouped.setdefault((targets, *describe(before, after)), []).append(resource.key)
+    changes = [ConditionChange(env, t, b, a, tuple(sorted(keys))) for (t, b, a), keys in grouped.items()]
+    return tuple(sorted(changes, key=lambda c: (-len(c.keys), c.before, c.after, c.targets)))
+
+
+def silenced(base: Iterable[Resource], head: Iterable[Resource]) -> tuple[str, ...]:
+    """Monitors that alerted someone in the base revision and alert nobody now."""
+    paged = {r.key for r in base if r.kind.notifies and paging_targets(r.body)}
+    return tuple(sorted(r.key for r in head if r.key in paged and not paging_targets(r.body)))
+
+
+def duration(seconds: float) -> str:
+    """`4 h`, `90 min`, `1.5 d`, `45 s`: the largest unit that reads as a short number."""
+    for name, size in (("w", 604800), ("d", 86400), ("h", 3600), ("min", 60)):
+        if (seconds >= size and (seconds / size).is_integer()) or seconds >= 2 * size:
+            return f"{_number(round(seconds / size, 1))} {name}"
+    return f"{_number(seconds)} s"
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,}"

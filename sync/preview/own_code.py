@@ -1,0 +1,131 @@
+"""A change to obs itself: render the base revision with the base's own code, so that a changed default
+shows in the preview instead of hiding behind "no changes" (both sides rendered by the head's code agree).
+
+The base is archived from git into a cache folder named after its tree (a tree holds the code and the
+definitions alike, so equal trees render alike), and its own `obs render` runs there in a child process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from sync.core.kinds import KINDS, Kind
+from sync.core.resources import DASHBOARD_MARKER, KEY_TAG_PREFIX, Resource
+from sync.preview import revision
+from sync.preview.compare import Rendered
+
+# What makes up obs in a repository that holds it: the package and the file naming its dependencies.
+OWN_CODE = ("sync", "pyproject.toml")
+_TIMEOUT = 600  # seconds for the base's render: thousands of queues take a while on a small runner
+
+
+def changed_files(definitions: Path, base: str, head: str | None) -> list[str]:
+    """Files of obs itself that differ between the base commit and the head (commit, or working tree with
+    files not yet added); none when the repository holds only definitions."""
+    specs = [f":(top){part}" for part in OWN_CODE]
+    revisions = [base, head] if head else [base]
+    out = revision.git(definitions, "diff", "--name-only", "-z", *revisions, "--", *specs)
+    names = {n for n in out.decode(errors="surrogateescape").split("\0") if n}
+    if head is None:
+        extra = revision.git(definitions, "ls-files", "-z", "--others", "--exclude-standard", "--", *specs)
+        names |= {n for n in extra.decode(errors="surrogateescape").split("\0") if n}
+    return sorted(names)
+
+
+def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendered | None:
+    """The base's resources as its own code renders them; None when that cannot be done (the base holds no
+    runnable obs, or its render fails), and the preview says so."""
+    tree = revision.git(definitions, "rev-parse", f"{commit}^{{tree}}").decode().strip()
+    cached = _cache() / f"render-{tree}-{prefix.encode().hex()}"
+    if not cached.is_dir():
+        with tempfile.TemporaryDirectory(prefix="obs-base-code-") as temp:
+            source = Path(temp) / "source"
+            _extract(revision.git(definitions, "archive", "--format=tar", commit), source)
+            command = _command(source)
+            if command is None:
+                return None
+            out = Path(temp) / "rendered"
+            args = ["--definitions", str(source / PurePosixPath(prefix)), "render", "--out", str(out)]
+            environ = {k: v for k, v in os.environ.items() if not k.startswith(("DD_", "OBS_"))}
+            environ["PYTHONPATH"] = str(source)  # the base's package shadows the installed one
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-c", command, *args],
+                    cwd=source,
+                    env=environ,
+                    capture_output=True,
+                    timeout=_TIMEOUT,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                return None
+            if done.returncode != 0 or not out.is_dir():
+                return None
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(out), cached.with_suffix(".part"))
+            cached.with_suffix(".part").rename(cached)  # whole or not at all, for runs in parallel
+    return _read(cached)
+
+
+def _cache() -> Path:
+    explicit = os.environ.get("OBS_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "obs"
+
+
+def _extract(archive: bytes, into: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+
+
+def _command(source: Path) -> str | None:
+    """Python that runs the base's own `obs` entry point, as its pyproject.toml names it."""
+    try:
+        project = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    entry = project.get("project", {}).get("scripts", {}).get("obs")
+    if not isinstance(entry, str) or ":" not in entry:
+        return None
+    module, function = entry.split(":", 1)
+    if not all(part.isidentifier() for part in [*module.split("."), function]):
+        return None
+    return f"import sys; from {module} import {function}; sys.argv[0] = 'obs'; sys.exit({function}())"
+
+
+def _read(folder: Path) -> Rendered:
+    """Each environment's rendered bodies back as resources, keyed by the ownership marker they carry."""
+    rendered: dict[str, list[Resource]] = {}
+    for env_folder in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for kind in KINDS:
+            for path in sorted((env_folder / kind.plural).glob("*.json")):
+                body = json.loads(path.read_text(encoding="utf-8"))
+                key = _key(kind, body) or path.stem.replace(".", "/")
+                queue = _tag(body, "queue:") if kind.marker == "tags" else None
+                rendered.setdefault(env_folder.name, []).append(Resource(kind, key, body, env_folder.name, queue))
+    return rendered
+
+
+def _key(kind: Kind, body: dict[str, Any]) -> str | None:
+    if kind.marker == "tags":
+        return _tag(body, KEY_TAG_PREFIX)
+    lines = str(body.get("description") or "").splitlines()
+    marker = lines[-1].strip() if lines else ""
+    return marker.removeprefix(DASHBOARD_MARKER) if marker.startswith(DASHBOARD_MARKER) else None
+
+
+def _tag(body: dict[str, Any], prefix: str) -> str | None:
+    tags: Sequence[Any] = body.get("tags") or ()
+    return next((str(t)[len(prefix) :] for t in tags if str(t).startswith(prefix)), None)

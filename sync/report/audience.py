@@ -1,0 +1,61 @@
+"""Pure: what a plan changes in who gets paged, and a text field's change as a line diff; `obs plan` and
+`obs diff` read alike."""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+
+from sync.core.paging import routes, severity_order
+from sync.core.plan import CREATE, DELETE, UPDATE, Change, FieldChange, Plan
+
+
+def line_diff(field: FieldChange) -> list[str]:
+    """A compact unified diff of a multi-line text field (a message), without file headers; [] otherwise."""
+    old, new = field.old, field.new
+    texts = isinstance(old, str | None) and isinstance(new, str | None)
+    if not texts or "\n" not in f"{old or ''}{new or ''}":
+        return []
+    return list(difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), lineterm="", n=1))[2:]
+
+
+def paging_lines(plan: Plan) -> list[str]:
+    """Per severity, the targets the plan's writes add to or remove from monitors: `alert: +@a on 3
+    monitors, -@b on 3 monitors`; deleted monitors are counted, their audience is the live org's."""
+    gained: Counter[tuple[str, str]] = Counter()
+    lost: Counter[tuple[str, str]] = Counter()
+    deleted = 0
+    for change in plan.pending:
+        if not change.kind.notifies:
+            continue
+        if change.action == DELETE:
+            deleted += 1
+            continue
+        old, new = _messages(change)
+        was, now = routes(old), routes(new)
+        for severity in was.keys() | now.keys():
+            before, after = was.get(severity, frozenset()), now.get(severity, frozenset())
+            gained.update((severity, t) for t in after - before)
+            lost.update((severity, t) for t in before - after)
+    lines = []
+    for severity in sorted({s for s, _ in gained | lost}, key=severity_order):
+        parts = [f"+{t} on {_monitors(n)}" for (s, t), n in sorted(gained.items()) if s == severity]
+        parts += [f"-{t} on {_monitors(n)}" for (s, t), n in sorted(lost.items()) if s == severity]
+        lines.append(f"{severity}: {', '.join(parts)}")
+    if deleted:
+        lines.append(f"{_monitors(deleted)} deleted: whoever they notified stops hearing from them")
+    return lines
+
+
+def _messages(change: Change) -> tuple[str, str]:
+    """The message before and after the change: a create had none, an update says if it changed it."""
+    message = str((change.body or {}).get("message", ""))
+    if change.action == CREATE:
+        return "", message
+    assert change.action == UPDATE
+    field = next((f for f in change.fields if f.path == "message"), None)
+    return (message, message) if field is None else (str(field.old or ""), str(field.new or ""))
+
+
+def _monitors(count: int) -> str:
+    return f"{count} monitor{'s' * (count != 1)}"
