@@ -14,6 +14,7 @@ from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import endpoint
 from sync.definitions.load import load
 from sync.expand.desired import expand
+from sync.report import changes as report
 
 from .conftest import Obs
 from .fakedd import LATE_COMMIT, LOST_RESPONSE, TIMED_OUT, FakeDatadog
@@ -55,6 +56,7 @@ def test_a_create_that_never_committed_is_reported_failed_and_is_not_there(obs: 
     with closing(_CreatesLoseEveryAnswer(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
         (outcome,) = apply.apply(_some(obs, client, count=1), client)
     assert not outcome.ok and "not created: its key is not there" in outcome.error
+    assert not outcome.doubtful  # checked: reported as failed, not uncertain
     assert dd.monitors == {}
 
 
@@ -65,6 +67,9 @@ def test_when_nothing_answers_a_failed_create_is_reported_uncertain(obs: Obs, dd
         (outcome,) = apply.apply(plan, client)
     assert any(r.status == TIMED_OUT for r in dd.log)
     assert not outcome.ok and "uncertain: it may have been made, and checking failed" in outcome.error
+    assert outcome.doubtful  # reported as uncertain, not as failed
+    text = report.outcomes([outcome], dry_run=False, seconds=1.0)
+    assert text.startswith("uncertain: create monitor") and "1 failed (1 uncertain" in text
 
 
 def test_an_update_whose_answers_were_all_lost_but_applied_is_reported_done(obs: Obs, dd: FakeDatadog) -> None:

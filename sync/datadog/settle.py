@@ -45,8 +45,11 @@ def settle(dd: Datadog, env: str, outcomes: Sequence[Outcome], ids: Ids, grace: 
     for obj in live:
         if obj.key is not None:
             by_key.setdefault((obj.kind, obj.key), []).append(obj)
+    # Checked against the live org: no longer in doubt, whatever the check found.
     return [
-        _settled(dd, o, by_key.get((o.change.kind, o.change.key), []), ids, grace) if o.doubtful else o
+        dataclasses.replace(_settled(dd, o, by_key.get((o.change.kind, o.change.key), []), ids, grace), doubtful=False)
+        if o.doubtful
+        else o
         for o in outcomes
     ]
 

@@ -157,9 +157,9 @@ def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> st
         by_error.setdefault(o.error, []).append(o)
     for error, group in by_error.items():
         # One refusal for all (a key without write permission) is said a few times, not once a monitor.
-        lines += [f"failed: {_what(o)}: {error}" for o in group[:_SAME_ERROR_SHOWN]]
+        lines += [f"{_failure(o)}: {_what(o)}: {error}" for o in group[:_SAME_ERROR_SHOWN]]
         if len(group) > _SAME_ERROR_SHOWN:
-            lines.append(f"failed: {len(group) - _SAME_ERROR_SHOWN} more with the same error")
+            lines.append(f"{_failure(group[0])}: {len(group) - _SAME_ERROR_SHOWN} more with the same error")
     lines += [f"note: {_what(o)}: {o.note}" for o in results if o.ok and o.note]
     if dry_run:
         lines.append(
@@ -168,11 +168,18 @@ def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float) -> st
         )
         return "\n".join(lines) + "\n"
     done = Counter(o.change.action for o in results if o.ok)
+    uncertain = sum(o.doubtful for o in failed)
+    unsure = f" ({uncertain} uncertain: they may have been made; the next plan shows)" if uncertain else ""
     lines.append(
         f"Applied: {done[CREATE]} created, {done[UPDATE]} updated, {done[DELETE]} deleted, "
-        f"{len(failed)} failed in {seconds:.1f} s."
+        f"{len(failed)} failed{unsure} in {seconds:.1f} s."
     )
     return "\n".join(lines) + "\n"
+
+
+def _failure(o: Outcome) -> str:
+    """A failed write whose answer was lost and that could not be checked afterwards may have happened."""
+    return "uncertain" if o.doubtful else "failed"
 
 
 def _what(o: Outcome) -> str:
