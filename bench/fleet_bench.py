@@ -474,6 +474,7 @@ class Bench:
             "< 400 MB",
             check.peak_rss / MB < 400,
         )
+        self.row(step, "CPU (user + system) of `obs validate`", check.cpu, "s")
         self.row(step, "of each child above: start-up and imports (`obs --help`)", start.wall, "s")
         if render.wall >= 3 or check.wall >= 3:
             self.note(step, f"goal not met: {phases(definitions, None)}")

@@ -144,13 +144,21 @@ def test_golden_reports(scenario: str, repo: Path, run: Run, golden: Golden) -> 
         prepare(repo)
         commit(repo, "more queues")
     change(repo)
+    # The commit's ID follows the example definitions' content: the golden files hold a stand-in.
+    head = git(repo, "rev-parse", "HEAD").strip()
     for fmt, suffix in FORMATS:
         code, out, err = run(repo, "--base", "HEAD", "--format", fmt, "--detailed-exitcode")
         assert (code, err) == (2, "")
-        golden(f"diff/{scenario}.{suffix}", out)
+        assert head[:12] in out or fmt == "text"
+        golden(f"diff/{scenario}.{suffix}", _stand_in(out, head))
     code, again, _ = run(repo, "--base", "HEAD", "--format", "markdown")
     assert code == 0
-    assert again == (Path(__file__).parent / "golden" / "diff" / f"{scenario}.md").read_text(), "not deterministic"
+    golden_md = (Path(__file__).parent / "golden" / "diff" / f"{scenario}.md").read_text()
+    assert _stand_in(again, head) == golden_md, "not deterministic"
+
+
+def _stand_in(text: str, sha: str) -> str:
+    return text.replace(sha, "0" * 40).replace(sha[:12], "0" * 12)
 
 
 def test_two_commits_and_the_working_tree(repo: Path, run: Run) -> None:

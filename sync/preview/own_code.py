@@ -72,10 +72,25 @@ def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendere
                 return None
             if done.returncode != 0 or not out.is_dir():
                 return None
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(out), cached.with_suffix(".part"))
-            cached.with_suffix(".part").rename(cached)  # whole or not at all, for runs in parallel
+            rendered = _read(out)
+            _keep(out, cached)
+            return rendered
     return _read(cached)
+
+
+def _keep(out: Path, cached: Path) -> None:
+    """Cache a render, whole or not at all; a cache that cannot be written only costs the next run time."""
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".part-", dir=cached.parent))
+    except OSError:
+        return
+    try:
+        shutil.move(str(out), staging / "render")
+        (staging / "render").rename(cached)  # fails if a run in parallel got there first: theirs is the same
+    except OSError:
+        pass
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 def _cache() -> Path:
