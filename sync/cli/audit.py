@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -15,11 +15,9 @@ from sync.errors import ObsError
 from sync.expand import placement
 from sync.trace.audit import AuditResult, audit, monitored
 from sync.trace.audit_report import render
-from sync.trace.aws import Clients, check_region, connect
+from sync.trace.aws import Connector, check_region, connect
 from sync.trace.declared import queue_specs
 from sync.trace.findings import SEVERITIES, WARNING, at_least
-
-Connector = Callable[[str, str | None], Clients]
 
 
 def register(commands: Commands) -> None:

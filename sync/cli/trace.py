@@ -12,15 +12,13 @@ from typing import TextIO
 
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.errors import ObsError
-from sync.trace.aws import Clients, check_region, connect
+from sync.trace.aws import Connector, check_region, connect
 from sync.trace.failures import Window
 from sync.trace.logs import Progress
 from sync.trace.report import render_json, render_table
 from sync.trace.resolve import resolve_queues, target_from_definitions
 from sync.trace.target import TraceTarget, is_topic_arn, parse_duration, target_from_arn, window_bounds
 from sync.trace.tracer import Options, trace
-
-Connector = Callable[[str, str | None], Clients]
 
 
 def register(commands: Commands) -> None:

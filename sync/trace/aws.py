@@ -71,6 +71,10 @@ class Clients:
         return self._others[region]
 
 
+# How a command gets its AWS clients: `connect`, or a test's stand-in pointed at a local endpoint.
+Connector = Callable[[str, str | None], "Clients"]
+
+
 def connect(region: str, endpoint_url: str | None = None) -> Clients:
     """Clients from the standard credential chain; AWS_ENDPOINT_URL is honoured by boto3 itself."""
     with aws_errors("connect to AWS"):
