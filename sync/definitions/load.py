@@ -198,7 +198,9 @@ def _check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: M
         raise source.error(at, f"unknown class '{cls}'", references.suggest(cls, list(classes), "queues.yaml classes"))
 
 
-_METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema"}
+_METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema", "composite"}
+# A composite's state comes from the monitors it combines: these would be ignored, so they are refused.
+_NOT_COMPOSITE = ("query", "thresholds", "threshold_basis", "evaluation_delay", "require_full_window", "for_each")
 
 
 def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
@@ -215,6 +217,23 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
                 f"by_class.{cls} is never used: the metric applies only to {', '.join(classes_listed)}",
                 f"remove it, or add {cls} to applies_to.classes",
             )
+    composite = data.get("composite")
+    if composite is not None:
+        for key in _NOT_COMPOSITE:
+            if key in data:
+                raise source.error(
+                    (key,),
+                    f"a composite metric has no {key}: its state comes from the metrics it combines",
+                    f"remove {key}, or remove composite to make this a metric of its own",
+                )
+    else:
+        for key in ("query", "thresholds"):
+            if key not in data:
+                raise source.error(
+                    (),
+                    f"the metric has no {key}",
+                    f"add {key} (or composite, to combine other metrics of the same queue)",
+                )
     return Metric(
         name=data["name"],
         title=data["title"],
@@ -224,6 +243,7 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
         settings={k: v for k, v in data.items() if k not in _METRIC_KEYS},
         by_class=data.get("by_class", {}),
         source=source,
+        composite=composite,
     )
 
 
@@ -242,4 +262,6 @@ def _environment(source: Source) -> Environment:
         queues=data.get("queues", {}),
         dashboards={name: spec.get("enabled", True) for name, spec in data.get("dashboards", {}).items()},
         source=source,
+        renotify_audiences=tuple(data.get("renotify_audiences", ("page",))),
+        metrics_source=data.get("metrics_source", "crawler"),
     )
