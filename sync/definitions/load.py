@@ -167,6 +167,16 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
     dlq = raw.get("dlq")
     if dlq is not None and {"name", "max_receive_count"} - set(dlq):
         raise source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them")
+    retention = raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS)
+    if dlq is not None and not raw.get("fifo") and dlq.get("retention_seconds", DEFAULT_RETENTION_SECONDS) < retention:
+        # Standard queues keep a message's original enqueue time when it moves to the DLQ (FIFO resets it).
+        raise source.error(
+            (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
+            f"the DLQ keeps messages {dlq.get('retention_seconds', DEFAULT_RETENTION_SECONDS)} s, less than the "
+            f"queue's {retention} s: a parked message expires counting from when it was first sent, so it "
+            "could vanish before anyone sees it",
+            f"set dlq.retention_seconds to at least {retention} (1209600, 14 days, is the most SQS allows)",
+        )
     log = raw.get("publisher_log")
     return Queue(
         name=raw["name"],

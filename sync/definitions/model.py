@@ -30,6 +30,7 @@ class Worker:
 class Dlq:
     name: str
     max_receive_count: int
+    retention_seconds: int = DEFAULT_RETENTION_SECONDS
 
 
 @dataclass(frozen=True)

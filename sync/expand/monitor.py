@@ -119,6 +119,7 @@ def _thresholds(settings: Settings, queue: Queue, key: str) -> dict[str, float |
             "retention_seconds": queue.retention_seconds,
             "in_flight_quota": queue.in_flight_quota,
             "max_tasks": queue.worker.max_tasks if queue.worker else None,
+            "dlq_retention_seconds": queue.dlq.retention_seconds if queue.dlq else None,
         }[basis_name]
         if basis is None:
             raise settings.error(
@@ -190,7 +191,11 @@ def token_values(
     if queue.slo_seconds is not None:
         values["slo_seconds"] = queue.slo_seconds
     if queue.dlq and placed.dlq_sqs_name:
-        values.update(dlq_name=placed.dlq_sqs_name, max_receive_count=queue.dlq.max_receive_count)
+        values.update(
+            dlq_name=placed.dlq_sqs_name,
+            max_receive_count=queue.dlq.max_receive_count,
+            dlq_retention_seconds=queue.dlq.retention_seconds,
+        )
     if queue.worker:
         values.update(
             cluster=placed.cluster,
