@@ -25,7 +25,7 @@ from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
-from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, MONITOR, Kind
 from sync.core.resources import MANAGED_TAG
 from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.credentials import Endpoint
@@ -49,6 +49,7 @@ class Api:
 APIS: Mapping[Kind, Api] = {
     MONITOR: Api("/api/v1/monitor", MonitorsApi, "monitor"),
     DASHBOARD: Api("/api/v1/dashboard", DashboardsApi, "dashboard"),
+    COMPOSITE: Api("/api/v1/monitor", MonitorsApi, "monitor"),  # a monitor of type composite
 }
 
 

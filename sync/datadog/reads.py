@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sync.core.kinds import DASHBOARD, KINDS, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, KINDS, MONITOR, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
 from sync.core.resources import DASHBOARD_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.datadog.client import Datadog, RequestFailed
@@ -27,7 +27,17 @@ def live(kind: Kind, obj: Mapping[str, Any], key: str | None) -> Live:
 
 
 def monitor(obj: Mapping[str, Any]) -> Live:
-    return live(MONITOR, obj, monitor_key(obj.get("tags") or ()))
+    return live(monitor_kind(obj), obj, monitor_key(obj.get("tags") or ()))
+
+
+def monitor_kind(obj: Mapping[str, Any]) -> Kind:
+    """Composites come from the monitor endpoint too; their type tells them apart."""
+    return COMPOSITE if obj.get("type") == "composite" else MONITOR
+
+
+def _of(kind: Kind, objs: Iterable[Mapping[str, Any]]) -> list[Live]:
+    """The objects of one kind among those the monitor endpoint returned: neither kind claims the other's."""
+    return [found for found in map(monitor, objs) if found.kind == kind]
 
 
 def monitor_key(tags: Iterable[str]) -> str | None:
@@ -67,8 +77,19 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = Fa
     return make_plan(env, desired, [obj for objs in found.values() for obj in objs])
 
 
-def _monitors(dd: Datadog, env: str, desired: Sequence[Resource], adopt: bool) -> list[Live]:
-    return [monitor(m) for m in (dd.all_monitors() if adopt else dd.managed_monitors(env))]
+def _monitors(kind: Kind) -> Callable[[Datadog, str, Sequence[Resource], bool], list[Live]]:
+    def listed(dd: Datadog, env: str, desired: Sequence[Resource], adopt: bool) -> list[Live]:
+        return _of(kind, dd.all_monitors() if adopt else dd.managed_monitors(env))
+
+    return listed
+
+
+def _monitor_reader(kind: Kind) -> Reader:
+    return Reader(
+        _monitors(kind),
+        find=lambda dd, key: _of(kind, dd.find_monitors(f"{KEY_TAG_PREFIX}{key}")),
+        wider=lambda dd: _of(kind, dd.managed_monitors(None)),
+    )
 
 
 def _dashboards(dd: Datadog, env: str, desired: Sequence[Resource], adopt: bool) -> list[Live]:
@@ -92,10 +113,7 @@ def _worth_fetching(summary: Mapping[str, Any], env: str, titles: set[str]) -> b
 
 
 READERS: Mapping[Kind, Reader] = {
-    MONITOR: Reader(
-        _monitors,
-        find=lambda dd, key: [monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{key}")],
-        wider=lambda dd: [monitor(m) for m in dd.managed_monitors(None)],
-    ),
+    MONITOR: _monitor_reader(MONITOR),
+    COMPOSITE: _monitor_reader(COMPOSITE),
     DASHBOARD: Reader(_dashboards, find=lambda dd, key: [dashboard(s) for s in dd.dashboard_summaries()]),
 }

@@ -167,6 +167,16 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
     dlq = raw.get("dlq")
     if dlq is not None and {"name", "max_receive_count"} - set(dlq):
         raise source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them")
+    retention = raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS)
+    if dlq is not None and not raw.get("fifo") and dlq.get("retention_seconds", DEFAULT_RETENTION_SECONDS) < retention:
+        # Standard queues keep a message's original enqueue time when it moves to the DLQ (FIFO resets it).
+        raise source.error(
+            (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
+            f"the DLQ keeps messages {dlq.get('retention_seconds', DEFAULT_RETENTION_SECONDS)} s, less than the "
+            f"queue's {retention} s: a parked message expires counting from when it was first sent, so it "
+            "could vanish before anyone sees it",
+            f"set dlq.retention_seconds to at least {retention} (1209600, 14 days, is the most SQS allows)",
+        )
     log = raw.get("publisher_log")
     return Queue(
         name=raw["name"],
@@ -198,7 +208,9 @@ def _check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: M
         raise source.error(at, f"unknown class '{cls}'", references.suggest(cls, list(classes), "queues.yaml classes"))
 
 
-_METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema"}
+_METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema", "composite"}
+# A composite's state comes from the monitors it combines: these would be ignored, so they are refused.
+_NOT_COMPOSITE = ("query", "thresholds", "threshold_basis", "evaluation_delay", "require_full_window", "for_each")
 
 
 def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
@@ -215,6 +227,23 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
                 f"by_class.{cls} is never used: the metric applies only to {', '.join(classes_listed)}",
                 f"remove it, or add {cls} to applies_to.classes",
             )
+    composite = data.get("composite")
+    if composite is not None:
+        for key in _NOT_COMPOSITE:
+            if key in data:
+                raise source.error(
+                    (key,),
+                    f"a composite metric has no {key}: its state comes from the metrics it combines",
+                    f"remove {key}, or remove composite to make this a metric of its own",
+                )
+    else:
+        for key in ("query", "thresholds"):
+            if key not in data:
+                raise source.error(
+                    (),
+                    f"the metric has no {key}",
+                    f"add {key} (or composite, to combine other metrics of the same queue)",
+                )
     return Metric(
         name=data["name"],
         title=data["title"],
@@ -224,6 +253,7 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
         settings={k: v for k, v in data.items() if k not in _METRIC_KEYS},
         by_class=data.get("by_class", {}),
         source=source,
+        composite=composite,
     )
 
 
@@ -242,4 +272,6 @@ def _environment(source: Source) -> Environment:
         queues=data.get("queues", {}),
         dashboards={name: spec.get("enabled", True) for name, spec in data.get("dashboards", {}).items()},
         source=source,
+        renotify_audiences=tuple(data.get("renotify_audiences", ("page",))),
+        metrics_source=data.get("metrics_source", "crawler"),
     )

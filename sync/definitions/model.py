@@ -30,6 +30,7 @@ class Worker:
 class Dlq:
     name: str
     max_receive_count: int
+    retention_seconds: int = DEFAULT_RETENTION_SECONDS
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,9 @@ class Metric:
     settings: Overlay
     by_class: Mapping[str, Overlay]
     source: Source = field(repr=False, compare=False)
+    # A composite monitor's expression over other metrics of the same queue ([[metric:name]] && ...), in
+    # place of a query and thresholds.
+    composite: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,10 @@ class Environment:
     queues: Mapping[str, Mapping[str, Any]]
     dashboards: Mapping[str, bool]
     source: Source = field(repr=False, compare=False)
+    # Audiences a monitor's alert renotifies (renotify_interval): the people on call, not chat channels.
+    renotify_audiences: tuple[str, ...] = ("page",)
+    # Where AWS metrics come from: the API crawler, or CloudWatch Metric Streams (minutes fresher).
+    metrics_source: str = "crawler"
 
     def name_of(self, kind: str, logical: str) -> str:
         pattern = self.naming.get(kind, DEFAULT_NAMING)

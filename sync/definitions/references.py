@@ -19,11 +19,24 @@ if TYPE_CHECKING:
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
 
 
+# A composite names the metrics it combines; Datadog allows up to 10 monitors in one composite.
+METRIC_REF = re.compile(r"\[\[\s*metric:\s*([^\[\]]*?)\s*\]\]")
+_COMPOSITE_MOST = 10
+_COMPOSITE_REST = re.compile(r"^[\s()!&|]*$")
+
+
+def composite_refs(expression: str) -> list[str]:
+    """The metrics a composite expression combines, in order of first mention."""
+    return list(dict.fromkeys(METRIC_REF.findall(expression)))
+
+
 def check(defs: Definitions) -> None:
     metrics = {m.name: m for m in defs.metrics}
     queues = {q.name for q in defs.queues}
     for metric in defs.metrics:
         _check_tokens(metric.source, ("title",), metric.title, tokens.MONITOR)
+        if metric.composite is not None:
+            _check_composite(metric, metrics)
         _check_layer(metric.source, (), metric.settings, metric, defs)
         for cls, settings in metric.by_class.items():
             _check_layer(metric.source, ("by_class", cls), settings, metric, defs)
@@ -125,6 +138,73 @@ def _check_layer(
                     f"audience '{audience}' is not declared in environments/{target.name}.yaml",
                     f"use 'none', or an audience its notify declares: {known}",
                 )
+
+
+def _check_composite(metric: Metric, metrics: Mapping[str, Metric]) -> None:
+    at: KeyPath = ("composite",)
+    expression = metric.composite or ""
+    names = composite_refs(expression)
+    rest = METRIC_REF.sub("", expression)
+    if not names or not _COMPOSITE_REST.match(rest) or not _balanced_operators(METRIC_REF.sub("1", expression)):
+        raise metric.source.error(
+            at,
+            f"not a composite expression: '{expression}'",
+            "combine other metrics of the same queue with &&, ||, ! and parentheses, "
+            "e.g. '[[metric:a]] && [[metric:b]]'",
+        )
+    if len(names) > _COMPOSITE_MOST:
+        raise metric.source.error(
+            at, f"it combines {len(names)} metrics; Datadog allows {_COMPOSITE_MOST}", "split it in two"
+        )
+    for name in names:
+        if name == metric.name:
+            raise metric.source.error(at, f"composite '{name}' refers to itself", "combine other metrics")
+        other = _known(metrics, name, metric.source, at, "metric")
+        if other.composite is not None:
+            raise metric.source.error(
+                at,
+                f"metric '{name}' is itself a composite; Datadog cannot nest composites",
+                f"combine the metrics of '{name}' here directly",
+            )
+        if other.for_each != "queue":
+            raise metric.source.error(
+                at,
+                f"metric '{name}' makes one monitor per {other.for_each}, not one per queue",
+                "combine metrics made once per queue",
+            )
+
+
+def _balanced_operators(text: str) -> bool:
+    """Operands (1) joined by && or ||, each optionally negated with ! and grouped in parentheses."""
+    tokens_ = re.findall(r"&&|\|\||!|\(|\)|1|\S", text)
+    position = 0
+
+    def operand() -> bool:
+        nonlocal position
+        while position < len(tokens_) and tokens_[position] == "!":
+            position += 1
+        if position < len(tokens_) and tokens_[position] == "1":
+            position += 1
+            return True
+        if position < len(tokens_) and tokens_[position] == "(":
+            position += 1
+            if not expression() or position >= len(tokens_) or tokens_[position] != ")":
+                return False
+            position += 1
+            return True
+        return False
+
+    def expression() -> bool:
+        nonlocal position
+        if not operand():
+            return False
+        while position < len(tokens_) and tokens_[position] in ("&&", "||"):
+            position += 1
+            if not operand():
+                return False
+        return True
+
+    return expression() and position == len(tokens_)
 
 
 def _check_tags(source: Source, at: KeyPath, tags: Iterable[str]) -> None:

@@ -29,6 +29,7 @@ MONITOR: Mapping[str, str | None] = {
     "slo_seconds": "slo",
     "dlq_name": "dlq",
     "max_receive_count": "dlq",
+    "dlq_retention_seconds": "dlq",
     "cluster": "worker",
     "service": "worker",
     "min_tasks": "worker",

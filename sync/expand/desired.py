@@ -10,10 +10,11 @@ from typing import Any
 from sync.core.resources import Resource, sort_key
 from sync.definitions import tokens
 from sync.definitions.model import Definitions, Environment, Metric, Queue
-from sync.definitions.references import base_features, class_features
+from sync.definitions.references import base_features, class_features, composite_refs
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
 from sync.expand import aws_names, oncall
+from sync.expand.composite import composite
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
 from sync.expand.naming import PlacedQueue, PlacedTopic, placed_queues
@@ -116,6 +117,9 @@ class _Expansion:
         if not settings["enabled"]:
             return []
         base_key = f"{env.name}/{queue.name}/{metric.name}"
+        if metric.composite is not None:
+            self._check_combined(placed, metric, base_key)
+            return [composite(env, placed, metric, settings, base_key, self.links(placed, None))]
         if metric.for_each == "queue":
             return [monitor(env, placed, metric, settings, base_key, None, self.links(placed, None))]
         topics = placed.topics
@@ -136,6 +140,22 @@ class _Expansion:
             )
             for t in topics
         ]
+
+    def _check_combined(self, placed: PlacedQueue, metric: Metric, key: str) -> None:
+        """A composite needs every monitor it combines: Datadog refuses one that names a missing monitor."""
+        queue = placed.queue
+        metrics = {m.name: m for m in self.defs.metrics}
+        for name in composite_refs(metric.composite or ""):
+            other = metrics[name]
+            if applies(self.defs, other, queue, self.needs) and settings_for(
+                self.defs, self.env, queue, other, self.shared
+            )["enabled"]:
+                continue
+            raise metric.source.error(
+                ("composite",),
+                f"{key}: metric '{name}' makes no monitor for queue '{queue.name}' in {self.env.name}",
+                f"make '{name}' apply to the queue there, or disable '{metric.name}' for it (enabled: false)",
+            )
 
     def links(self, placed: PlacedQueue, topic: PlacedTopic | None) -> tuple[str, ...]:
         """The same for every monitor of a queue (or of one of its topics)."""

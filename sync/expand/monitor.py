@@ -40,8 +40,8 @@ def monitor(
     """`links` end the message: where the person on call looks (oncall.message_lines)."""
     queue = placed.queue
     thresholds = _thresholds(settings, queue, key)
-    values = _token_values(env, placed, topic, thresholds)
-    query = _fill(settings, "query", values, key)
+    values = token_values(env, placed, topic, thresholds)
+    query = fill(settings, "query", values, key)
     comparator = QUERY_TAIL.search(settings["query"])
     assert comparator is not None  # checked when the definitions were loaded
     _check_order(settings, thresholds, comparator.group(1), key)
@@ -56,8 +56,25 @@ def monitor(
     }
     if options["notify_no_data"]:
         options["no_data_timeframe"] = settings["no_data_timeframe"]
-    if settings["renotify_interval"]:
+    if settings["renotify_interval"] and pages(settings, env):
         options["renotify_interval"] = settings["renotify_interval"]
+    if settings.get("timeout_h"):
+        options["timeout_h"] = settings["timeout_h"]
+    tags = monitor_tags(env, queue, metric, key)
+    body = {
+        "name": f"[{env.name}] {queue.name}: {title}",
+        "type": "query alert",
+        "query": query,
+        "message": message(env, placed, settings, values, key, options["notify_no_data"], links),
+        "tags": tags,
+        "priority": settings["priority"],
+        "options": options,
+    }
+    return Resource(kind=MONITOR, key=key, body=body, env=env.name, queue=queue.name)
+
+
+def monitor_tags(env: Environment, queue: Queue, metric: Metric, key: str) -> list[str]:
+    """Our ownership marker and what people filter monitors by."""
     tags = {
         MANAGED_TAG,
         f"{KEY_TAG_PREFIX}{key}",
@@ -69,16 +86,14 @@ def monitor(
         *env.tags,
         *queue.tags,
     }
-    body = {
-        "name": f"[{env.name}] {queue.name}: {title}",
-        "type": "query alert",
-        "query": query,
-        "message": _message(env, placed, settings, values, key, options["notify_no_data"], links),
-        "tags": sorted(tags),
-        "priority": settings["priority"],
-        "options": options,
-    }
-    return Resource(kind=MONITOR, key=key, body=body, env=env.name, queue=queue.name)
+    return sorted(tags)
+
+
+def pages(settings: Settings, env: Environment) -> bool:
+    """Whether an alert reaches one of the environment's renotify audiences (by default `page`, the people on
+    call): renotifying a chat channel every hour about a condition that lasts days is noise."""
+    audience = settings["notify"].get("alert", "none")
+    return audience in env.renotify_audiences and bool(env.notify.get(audience))
 
 
 def _notify_no_data(settings: Settings, queue: Queue) -> bool:
@@ -104,6 +119,7 @@ def _thresholds(settings: Settings, queue: Queue, key: str) -> dict[str, float |
             "retention_seconds": queue.retention_seconds,
             "in_flight_quota": queue.in_flight_quota,
             "max_tasks": queue.worker.max_tasks if queue.worker else None,
+            "dlq_retention_seconds": queue.dlq.retention_seconds if queue.dlq else None,
         }[basis_name]
         if basis is None:
             raise settings.error(
@@ -151,7 +167,7 @@ def _check_order(settings: Settings, thresholds: Mapping[str, float | int], comp
                 )
 
 
-def _token_values(
+def token_values(
     env: Environment,
     placed: PlacedQueue,
     topic: tuple[PlacedTopic, list[str]] | None,
@@ -169,13 +185,17 @@ def _token_values(
         "account_id": env.account_id,
         "retention_seconds": queue.retention_seconds,
         "in_flight_quota": queue.in_flight_quota,
-        "critical": thresholds["critical"],
-        "warning": thresholds.get("warning", "none"),
     }
+    if "critical" in thresholds:  # a composite has none: its state comes from the monitors it combines
+        values.update(critical=thresholds["critical"], warning=thresholds.get("warning", "none"))
     if queue.slo_seconds is not None:
         values["slo_seconds"] = queue.slo_seconds
     if queue.dlq and placed.dlq_sqs_name:
-        values.update(dlq_name=placed.dlq_sqs_name, max_receive_count=queue.dlq.max_receive_count)
+        values.update(
+            dlq_name=placed.dlq_sqs_name,
+            max_receive_count=queue.dlq.max_receive_count,
+            dlq_retention_seconds=queue.dlq.retention_seconds,
+        )
     if queue.worker:
         values.update(
             cluster=placed.cluster,
@@ -191,7 +211,7 @@ def _token_values(
     return values
 
 
-def _fill(settings: Settings, field: str, values: Mapping[str, object], key: str) -> str:
+def fill(settings: Settings, field: str, values: Mapping[str, object], key: str) -> str:
     missing = [t for t in tokens.tokens_in(settings[field]) if t not in values]
     if missing:
         raise settings.error(
@@ -203,7 +223,7 @@ def _fill(settings: Settings, field: str, values: Mapping[str, object], key: str
     return tokens.fill(settings[field], values).strip()
 
 
-def _message(
+def message(
     env: Environment,
     placed: PlacedQueue,
     settings: Settings,
@@ -214,7 +234,7 @@ def _message(
 ) -> str:
     queue = placed.queue
     lines = [
-        _fill(settings, "message", values, key),
+        fill(settings, "message", values, key),
         "",
         f"Queue `{queue.name}` ({queue.cls}) in {env.name}, owned by {queue.owner}.",
         *links,

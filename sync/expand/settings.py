@@ -23,6 +23,11 @@ BUILTIN: Mapping[str, Any] = {
     "require_full_window": False,
 }
 
+# How long after its timestamp an AWS datapoint can be relied on to be in Datadog, by collection path: the
+# API crawler polls every 10 minutes and lands 1-minute CloudWatch data 10-12 minutes late (Datadog
+# recommends 15 minutes); CloudWatch Metric Streams deliver in 2-3 minutes.
+EVALUATION_DELAY = {"crawler": 900, "streams": 300}
+
 
 @dataclass(frozen=True)
 class Layer:
@@ -58,6 +63,7 @@ def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) ->
     src = env.source
     return (
         Layer(BUILTIN),
+        Layer({"evaluation_delay": EVALUATION_DELAY[env.metrics_source]}, src, ("metrics_source",)),
         Layer(metric.settings, metric.source, ()),
         Layer(metric.by_class.get(queue.cls, {}), metric.source, ("by_class", queue.cls)),
         Layer(queue.metrics.get(metric.name, {}), defs.inventory, ("queues", index, "metrics", metric.name), True),

@@ -24,6 +24,10 @@ _THRESHOLD_TYPES = {"metric alert", "query alert", "log alert"}
 # Types that get groupby_simple_monitor: false (recorded for log alert; the rest per the reference).
 _LOG_LIKE = {"log alert", "rum alert", "ci-pipelines alert", "ci-tests alert", "error-tracking alert"}
 _GROUP_STATES = {"all", "alert", "warn", "no data"}
+# A composite's query: monitor IDs joined by && and ||, negated with !, grouped with parentheses.
+_COMPOSITE_ID = re.compile(r"\d+")
+_COMPOSITE_SHAPE = re.compile(r"^[\d\s()!&|]+$")
+_COMPOSITE_MOST = 10  # "up to 10 individual monitors"
 
 
 class Monitors:
@@ -33,6 +37,7 @@ class Monitors:
 
     def create(self, body: Body) -> Body:
         check(body, Monitor, read_only=False)
+        self._check_composite(body)
         moment = now()
         created = {"created": timestamp(moment), "created_at": int(moment.timestamp()) * 1000}
         monitor = _rewrite(body, created, moment)
@@ -49,22 +54,45 @@ class Monitors:
         sent = {k: v for k, v in body.items() if k != "options"}
         # Top-level fields left out are kept; options, when sent, replace the old ones wholesale (recorded).
         options = (body.get("options") or {}) if "options" in body else current["options"]
+        self._check_composite({**current, **sent})
         monitor = {**current, **_rewrite({**current, **sent, "options": options}, current, now(), creating=False)}
         self.items[monitor_id] = monitor
         answer = {k: v for k, v in copy.deepcopy(monitor).items() if k != "creator"}  # recorded: no creator
         return {**answer, "restriction_policy": None}
 
-    def delete(self, monitor_id: int) -> Body:
+    def delete(self, monitor_id: int, force: bool = False) -> Body:
         self.get(monitor_id)
+        users = [m["id"] for m in self.items.values() if monitor_id in _referenced(m)]
+        if users and not force:
+            # The API refuses to delete a monitor a composite uses, unless forced (wording unverified).
+            raise Rejected(400, f"monitor [{monitor_id},] is referenced in composite monitors: {users}")
         del self.items[monitor_id]
         return {"deleted_monitor_id": monitor_id}
 
     def validate(self, body: Body, monitor_id: int | None = None) -> Body:
         check(body, Monitor, read_only=False)
+        self._check_composite(body)
         if monitor_id is not None:
             _same_type(self.get(monitor_id), body)
         _rewrite(body, {}, now())
         return {}
+
+    def _check_composite(self, body: Body) -> None:
+        """A composite must name existing monitors that are not composites themselves (wording unverified)."""
+        if body.get("type") != "composite":
+            return
+        query = str(body.get("query", ""))
+        if not _COMPOSITE_SHAPE.match(query):
+            raise Rejected(400, "The value provided for parameter 'query' is invalid")
+        ids = {int(found) for found in _COMPOSITE_ID.findall(query)}
+        if not ids or len(ids) > _COMPOSITE_MOST:
+            raise Rejected(400, f"Composite monitors can reference between 1 and {_COMPOSITE_MOST} monitors")
+        missing = sorted(i for i in ids if i not in self.items)
+        if missing:
+            raise Rejected(400, f"Composite query refers to monitors that do not exist: {missing}")
+        nested = sorted(i for i in ids if self.items[i]["type"] == "composite")
+        if nested:
+            raise Rejected(400, f"Composite monitors cannot reference other composite monitors: {nested}")
 
     def get(self, monitor_id: int) -> Body:
         if monitor_id not in self.items:
@@ -93,6 +121,12 @@ class Monitors:
             size = size or 100
             found = found[page * size : (page + 1) * size]
         return [{**copy.deepcopy(m), "matching_downtimes": []} for m in found]
+
+
+def _referenced(monitor: Body) -> set[int]:
+    if monitor["type"] != "composite":
+        return set()
+    return {int(found) for found in _COMPOSITE_ID.findall(monitor["query"])}
 
 
 def _rewrite(body: Body, kept: Body, moment: datetime, creating: bool = True) -> Body:

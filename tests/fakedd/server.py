@@ -18,7 +18,7 @@ from socketserver import TCPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .common import Body, Query, Rejected
+from .common import Body, Query, Rejected, param
 from .dashboards import Dashboards
 from .faults import Faults
 from .monitors import Monitors
@@ -226,7 +226,7 @@ class FakeDatadog:
                 case "update monitor":
                     return self._monitors.update(int(key), body)
                 case "delete monitor":
-                    return self._monitors.delete(int(key))
+                    return self._monitors.delete(int(key), force=param(query, "force") == "true")
                 case "list dashboards":
                     return self._dashboards.listing(query)
                 case "create dashboard":
