@@ -33,9 +33,7 @@ def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: Fa
     downtimes = live_downtimes(dd)
     assert len(downtimes) == 11
     age = downtimes["prod/default/age/maintenance/nightly-migrations"]
-    assert age["monitor_identifier"] == {
-        "monitor_tags": ["env:prod", "managed-by:obs", "metric:age", "queue:default"]
-    }
+    assert age["monitor_identifier"] == {"monitor_tags": ["env:prod", "managed-by:obs", "metric:age", "queue:default"]}
     # The server filled in a recurrence start obs did not send (and shows a status and current_downtime).
     assert age["schedule"]["recurrences"][0]["start"]  # type: ignore[index]
     # Neither the DLQ nor the delivery failures are muted, nor the parking queue's retention risk.
@@ -80,9 +78,7 @@ def test_a_removed_window_is_canceled_and_a_changed_one_updated(obs: Obs, dd: Fa
 
 def test_an_edit_in_the_ui_shows_as_drift_and_is_reverted(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    (item,) = [
-        d for d in dd.downtimes.values() if "prod/low/depth/maintenance" in (d["attributes"]["message"] or "")
-    ]
+    (item,) = [d for d in dd.downtimes.values() if "prod/low/depth/maintenance" in (d["attributes"]["message"] or "")]
     item["attributes"]["schedule"]["recurrences"][0]["duration"] = "1h"
     assert changes(obs.plan()) == {"prod/low/depth/maintenance/nightly-migrations": "update"}
     assert obs("sync", "--env", "prod") == 0, obs.err

@@ -153,7 +153,9 @@ def _unknown(source: Source, at: KeyPath, what: str, name: str, known: set[str])
 
 def mutes(defs: Definitions, window: Window) -> tuple[str, ...]:
     """The metrics a window mutes: its own list, else the defaults the definitions have."""
-    if window.mutes is not None:
-        return window.mutes
+    return window.mutes if window.mutes is not None else mutes_by_default(defs)
+
+
+def mutes_by_default(defs: Definitions) -> tuple[str, ...]:
     known = {m.name for m in defs.metrics}
     return tuple(m for m in DEFAULT_MUTES if m in known)

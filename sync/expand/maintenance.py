@@ -27,7 +27,7 @@ from dateutil.rrule import rrulestr
 
 from sync.core.downtimes import duration, schedule_words
 from sync.core.kinds import DOWNTIME
-from sync.core.resources import DOWNTIME_MARKER, MANAGED_TAG, Resource
+from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource
 from sync.definitions.maintenance import mutes
 from sync.definitions.model import Definitions, Environment, Queue, Window
 from sync.expand.settings import Shared, settings_for
@@ -212,3 +212,28 @@ def occurrences(window: Window, start: datetime, end: datetime) -> list[tuple[da
         if begins + length > start:
             found.append((begins, begins + length))
     return found
+
+
+def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, reason: str) -> dict[str, object]:
+    """An unplanned window's downtime (obs maintenance start): the scoping of a planned one, its own marker."""
+    lines = [f"[{env}] ad-hoc maintenance: {queue} {metric} muted"]
+    if reason:
+        lines.append(f"Reason: {reason}")
+    lines += [f"Until {end:%Y-%m-%d %H:%M} UTC (obs maintenance end --env {env} --queue {queue} ends it sooner).", ""]
+    lines.append(f"{ADHOC_MARKER}{env}/{queue}/{metric}")
+    return {
+        "scope": "*",
+        "monitor_identifier": {"monitor_tags": monitor_tags(env, queue, metric)},
+        "message": "\n".join(lines),
+        "display_timezone": "UTC",
+        "schedule": {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat()},
+        "mute_first_recovery_notification": True,
+        "notify_end_states": list(NOTIFY_END_STATES),
+        "notify_end_types": ["expired"],  # still alerting when it expires: the queue's monitors page then
+    }
+
+
+def adhoc_key(message: str) -> str | None:
+    """`env/queue/metric` of an ad-hoc downtime, from its marker line; None for any other downtime."""
+    keys = [line.strip().removeprefix(ADHOC_MARKER) for line in message.splitlines() if line.startswith(ADHOC_MARKER)]
+    return keys[0] if len(keys) == 1 and keys[0].count("/") == 2 else None

@@ -164,7 +164,7 @@ def _check_recurrence(recurrence: Body) -> None:
     if any(f"{part}" in rule.upper() for part in _NOT_IN_RRULE):
         raise Rejected(400, "rrule: DTSTART, DTEND and DURATION are not supported")
     try:
-        rrulestr(rule, dtstart=datetime(2000, 1, 1))  # noqa: DTZ001 - syntax only
+        rrulestr(rule, dtstart=datetime(2000, 1, 1))
     except (ValueError, TypeError):
         raise Rejected(400, f"rrule: invalid RRULE {rule!r}") from None
     if recurrence.get("start"):
@@ -204,7 +204,9 @@ def _schedule(schedule: Any, moment: datetime) -> Body:
         return {"start": timestamp(start), "end": timestamp(end) if end else None}
     zone = _zone(schedule.get("timezone") or "UTC")
     local_now = moment.astimezone(zone).replace(tzinfo=None, second=0, microsecond=0)
-    recurrences = [{**r, "start": r.get("start") or local_now.strftime("%Y-%m-%dT%H:%M")} for r in schedule["recurrences"]]
+    recurrences = [
+        {**r, "start": r.get("start") or local_now.strftime("%Y-%m-%dT%H:%M")} for r in schedule["recurrences"]
+    ]
     return {"recurrences": recurrences, "timezone": schedule.get("timezone") or "UTC"}
 
 
