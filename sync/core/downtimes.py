@@ -68,13 +68,13 @@ def _short(value: Any) -> str:
         return str(value)
 
 
-def selects(monitor_tags: Iterable[str], monitor: Resource) -> bool:
-    """Whether a downtime's monitor_tags (ANDed, as Datadog does) select a monitor."""
-    tags = set(monitor.body.get("tags") or ())
-    return all(t == "*" or t in tags for t in monitor_tags)
+def selects(monitor_tags: Iterable[str], monitor: Mapping[str, Any]) -> bool:
+    """Whether a downtime's monitor_tags (ANDed, as Datadog does) select a monitor, by its body."""
+    tags = set(monitor.get("tags") or ())
+    return bool(monitor_tags) and all(t == "*" or t in tags for t in monitor_tags)
 
 
 def silenced(downtime: Resource, monitors: Sequence[Resource]) -> list[Resource]:
     """The monitors a downtime mutes, of those given."""
     wanted = (downtime.body.get("monitor_identifier") or {}).get("monitor_tags") or ()
-    return [m for m in monitors if selects(wanted, m)]
+    return [m for m in monitors if selects(wanted, m.body)]

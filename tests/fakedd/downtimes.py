@@ -45,9 +45,10 @@ class Downtimes:
         attributes = copy.deepcopy(data["attributes"])
         _check(attributes)
         moment = now()
-        stored = {
+        new_id = str(uuid.uuid1())
+        stored: Body = {
             "type": "downtime",
-            "id": str(uuid.uuid1()),
+            "id": new_id,
             "attributes": {
                 "display_timezone": "UTC",
                 "message": None,
@@ -62,7 +63,7 @@ class Downtimes:
             },
             "relationships": {"monitor": {"data": None}, "created_by": {"data": {"type": "users", "id": CREATOR}}},
         }
-        self.items[stored["id"]] = stored
+        self.items[new_id] = stored
         return self._answer(stored)
 
     def update(self, downtime_id: str, body: Body) -> Body:
