@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from .conftest import Obs
+import pytest
+
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.errors import ObsError
+from sync.expand import maintenance
+from sync.expand.desired import expand
+
+from .conftest import Obs, Run
 from .fakedd import FakeDatadog
 
 MARKER = "managed-by:obs obs-key:"
@@ -119,5 +129,144 @@ def test_maintenance_help(obs: Obs) -> None:
         assert "--env" in obs.capsys.readouterr().out or "--env" in obs.out
 
 
-def write(path: Path, text: str) -> None:
-    path.write_text(text)
+STAGING_WINDOW = """
+maintenance:
+  - name: reindex-freeze
+    description: Search cluster upgrade.
+    schedule: {rrule: "FREQ=WEEKLY;BYDAY=SU;BYHOUR=3;BYMINUTE=30", duration: 90m, timezone: America/New_York}
+    queues: {class: feature}
+    mutes: [age, depth]
+    drain_minutes: 45
+"""
+
+
+def test_diff_of_a_change_that_adds_a_window_says_what_it_silences_and_when(repo: Path, run: Run) -> None:
+    staging = repo / "environments" / "staging.yaml"
+    staging.write_text(staging.read_text() + STAGING_WINDOW)
+    code, out, err = run(repo, "--base", "HEAD", "--env", "staging", "--detailed-exitcode")
+    assert (code, err) == (2, "")
+    assert "+ downtime staging/introduction/age/maintenance/reindex-freeze" in out
+    assert "Who stops being paged, and when (maintenance windows):" in out
+    assert (
+        "staging: window reindex-freeze silences 1 monitor of introduction (age): "
+        "on Sun at 03:30 for 2 h 15 min, America/New_York time"
+    ) in out
+    # Feature queues have no depth monitor: the window mutes only what exists; the muted monitor says so.
+    assert "introduction/depth/maintenance" not in out
+    assert "~ monitor staging/introduction/age" in out and "If the maintenance window `reindex-freeze`" in out
+    code, markdown, _ = run(repo, "--base", "HEAD", "--env", "staging", "--format", "markdown")
+    assert "### Who stops being paged, and when (maintenance windows)" in markdown
+
+
+def mute_window(text: str) -> str:
+    return f"""
+maintenance:
+  - name: upgrade
+{text}"""
+
+
+BAD_WINDOWS = {
+    "past": (
+        '    schedule: {start: "2020-01-10T01:00:00Z", end: "2020-01-10T03:00:00Z"}\n    queues: [low]\n',
+        "schedule.start: the one-time window starts in the past",
+    ),
+    "unknown queue": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: [lwo]\n',
+        "maintenance[0].queues[0]: unknown queue 'lwo' in the window's scope: did you mean 'low'?",
+    ),
+    "unknown class": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: {class: shrot}\n',
+        "queues.class: unknown class 'shrot'",
+    ),
+    "unknown metric": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    mutes: [agee]\n',
+        "maintenance[0].mutes[0]: unknown metric 'agee'",
+    ),
+    "bad rrule": (
+        '    schedule: {rrule: "FREQ=SOMETIMES;BYHOUR=1", duration: 1h}\n',
+        "schedule.rrule: the RRULE does not parse",
+    ),
+    "dtstart in rrule": (
+        '    schedule: {rrule: "FREQ=DAILY;DTSTART=20270101T000000", duration: 1h}\n',
+        "DTSTART is not allowed in the RRULE",
+    ),
+    "bad duration": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 2 hours}\n',
+        "schedule.duration: '2 hours' is not a duration",
+    ),
+    "bad time zone": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h, timezone: Europe/Berlim}\n',
+        "schedule.timezone: unknown time zone 'Europe/Berlim'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_WINDOWS))
+def test_a_bad_window_is_a_clear_error_naming_file_and_line(obs: Obs, case: str) -> None:
+    text, expected = BAD_WINDOWS[case]
+    staging = obs.definitions / "environments" / "staging.yaml"
+    before = staging.read_text()
+    staging.write_text(before + mute_window(text))
+    assert obs("validate") == 1
+    line = before.count("\n") + 4 + ("queues" in expected or "mutes" in expected)
+    assert f"environments/staging.yaml:{line}: " in obs.err, obs.err
+    assert expected in obs.err
+    assert "Traceback" not in obs.err
+
+
+def test_one_time_windows_are_checked_against_the_time_they_are_loaded(example_copy: Path) -> None:
+    staging = example_copy / "environments" / "staging.yaml"
+    staging.write_text(
+        staging.read_text()
+        + mute_window(
+            '    schedule: {start: 2027-01-10T01:00:00Z, end: "2027-01-10T03:00:00+00:00"}\n    queues: [low]\n'
+        )
+    )
+    defs = load(example_copy, now=datetime(2027, 1, 1, tzinfo=UTC))
+    resources = expand(defs, "staging")
+    (depth,) = [r for r in resources if r.key == "staging/low/depth/maintenance/upgrade"]
+    # The downtime lasts the window plus the long class's drain time (its backlog threshold: 240 min).
+    assert depth.body["schedule"] == {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:00:00+00:00"}
+    with pytest.raises(ObsError, match="starts in the past"):
+        load(example_copy, now=datetime(2027, 1, 10, 2, tzinfo=UTC))
+
+
+def test_mute_records_for_an_evaluation(example: Definitions) -> None:
+    env = example.environment("prod")
+    queues = example.env_queues["prod"]
+    held = maintenance.mutings(example, env, queues, {})
+    start = datetime(2027, 3, 1, tzinfo=UTC)  # Monday; Berlin is UTC+1 until 28 March
+    records = maintenance.mute_records(env, held, start, start + timedelta(days=1))
+    default_age = [r for r in records if "queue:default" in r.monitor_tags and "metric:age" in r.monitor_tags]
+    assert [(r.start, r.window_end, r.end) for r in default_age] == [
+        (
+            datetime(2027, 3, 1, 0, tzinfo=UTC),
+            datetime(2027, 3, 1, 2, tzinfo=UTC),
+            datetime(2027, 3, 1, 2, 30, tzinfo=UTC),
+        )
+    ]
+    assert not [r for r in records if "metric:dlq" in r.monitor_tags]
+    assert {r.window for r in records} == {"nightly-migrations"}
+
+
+def test_the_drain_note_rides_on_the_muted_monitors_only(example: Definitions) -> None:
+    resources = {r.key: r for r in expand(example, "prod")}
+    assert "maintenance window `nightly-migrations`" in resources["prod/default/age"].body["message"]
+    assert "left work behind" in resources["prod/low/depth"].body["message"]
+    assert "nightly-migrations" not in resources["prod/default/dlq"].body["message"]
+    assert "nightly-migrations" not in resources["prod/critical/age"].body["message"]
+
+
+def test_a_thousand_queues_expand_fast(tmp_path: Path, example_copy: Path) -> None:
+    inventory = example_copy / "queues.yaml"
+    text = inventory.read_text()
+    block = text[text.index("  - name: default") : text.index("  - name: low")]
+    extra = "".join(block.replace("default", f"bulk{i}") for i in range(1000))
+    inventory.write_text(text.replace("  - name: low", extra + "  - name: low", 1))
+    prod = example_copy / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("queues: [low, default]", "queues: all"))
+    defs = load(example_copy)
+    began = time.perf_counter()
+    resources = expand(defs, "prod")
+    assert sum(r.kind.name == "downtime" for r in resources) > 6000
+    assert time.perf_counter() - began < 30
