@@ -157,6 +157,18 @@ def schedule(window: Window, grace: int) -> dict[str, object]:
     return {"start": sched.start.isoformat(), "end": (sched.end + timedelta(minutes=grace)).isoformat()}
 
 
+def listing(env: Environment) -> str:
+    """The environment's planned windows as a markdown list, for the on-call dashboard."""
+    if not env.maintenance:
+        return "No planned maintenance windows. `obs maintenance list --env " + env.name + "` shows ad-hoc ones."
+    lines = []
+    for window in env.maintenance:
+        scope = ", ".join(window.queues) if window.queues is not None else f"class {window.cls}" if window.cls else "all"
+        parking = f"; parks work in {', '.join(window.parking)}" if window.parking else ""
+        lines.append(f"- **{window.name}**: {_words(window)}; queues {scope}{parking}. {window.description}".rstrip())
+    return "\n".join(lines)
+
+
 def _words(window: Window) -> str:
     sched = window.schedule
     if sched.rrule is not None:
