@@ -163,7 +163,9 @@ def listing(env: Environment) -> str:
         return "No planned maintenance windows. `obs maintenance list --env " + env.name + "` shows ad-hoc ones."
     lines = []
     for window in env.maintenance:
-        scope = ", ".join(window.queues) if window.queues is not None else f"class {window.cls}" if window.cls else "all"
+        scope = f"class {window.cls}" if window.cls else "all"
+        if window.queues is not None:
+            scope = ", ".join(window.queues)
         parking = f"; parks work in {', '.join(window.parking)}" if window.parking else ""
         lines.append(f"- **{window.name}**: {_words(window)}; queues {scope}{parking}. {window.description}".rstrip())
     return "\n".join(lines)
