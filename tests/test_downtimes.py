@@ -194,6 +194,14 @@ BAD_WINDOWS = {
         '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 2 hours}\n',
         "schedule.duration: '2 hours' is not a duration",
     ),
+    "schedule form": (
+        '    schedule: {rrule: "FREQ=DAILY"}\n',
+        'maintenance[0].schedule: {"rrule": "FREQ=DAILY"} has none of the allowed forms: write {rrule, duration',
+    ),
+    "scope form": (
+        '    schedule: {rrule: "FREQ=DAILY", duration: 1h}\n    queues: cheese\n',
+        'maintenance[0].queues: "cheese" has none of the allowed forms: write all, a list of queue names',
+    ),
     "bad time zone": (
         '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h, timezone: Europe/Berlim}\n',
         "schedule.timezone: unknown time zone 'Europe/Berlim'",
