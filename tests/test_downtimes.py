@@ -255,6 +255,19 @@ def test_mute_records_for_an_evaluation(example: Definitions) -> None:
     ]
     assert not [r for r in records if "metric:dlq" in r.monitor_tags]
     assert {r.window for r in records} == {"nightly-migrations"}
+    assert maintenance.records(example, "prod", start, start + timedelta(days=1)) == records
+    # Dev: Friday 19:00 to Monday 07:00 (Berlin) is one weeknight and one weekend, back to back.
+    friday = datetime(2027, 3, 5, 12, tzinfo=UTC)
+    dev = maintenance.records(example, "dev", friday, friday + timedelta(days=3))
+    high_depth = [
+        (r.window, r.start, r.window_end)
+        for r in dev
+        if "queue:high" in r.monitor_tags and "metric:depth" in r.monitor_tags
+    ]
+    assert high_depth == [
+        ("weeknights", datetime(2027, 3, 5, 18, tzinfo=UTC), datetime(2027, 3, 6, 6, tzinfo=UTC)),
+        ("weekends", datetime(2027, 3, 6, 6, tzinfo=UTC), datetime(2027, 3, 8, 6, tzinfo=UTC)),
+    ]
 
 
 def test_the_drain_note_rides_on_the_muted_monitors_only(example: Definitions) -> None:
