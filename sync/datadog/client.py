@@ -174,10 +174,14 @@ class Datadog:
             )
             items = page.get("data") or []
             found += [_unwrapped(item) for item in items]
-            if last_page(len(items), DOWNTIME_PAGE, largest):
+            offset += len(items)
+            # The answer says how many there are: a page capped below what was asked does not end the list
+            # early (a downtime missed would be created twice).
+            total = ((page.get("meta") or {}).get("page") or {}).get("total_filtered_count")
+            done = offset >= total if isinstance(total, int) else last_page(len(items), DOWNTIME_PAGE, largest)
+            if not items or done:
                 return [d for d in found if d.get("status") not in ("canceled", "ended")]
             largest = max(largest, len(items))
-            offset += len(items)
 
     def _monitor_pages(self, tags: str | None) -> Iterator[dict[str, Any]]:
         filters: dict[str, Any] = {"monitor_tags": tags} if tags else {}
