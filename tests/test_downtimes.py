@@ -106,7 +106,8 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     assert obs("sync", "--env", "prod") == 0, obs.err
     assert len(live_downtimes(dd)) == 11 + 6
 
-    assert obs("maintenance", "list", "--env", "prod") == 0, obs.err
+    # Global options are accepted after a subcommand's action too.
+    assert obs("maintenance", "list", "--env", "prod", "--definitions", str(obs.definitions)) == 0, obs.err
     assert "nightly-migrations" in obs.out and "disk swap" in obs.out and "ad-hoc" in obs.out
     assert "1 h 59 min left" in obs.out or "2 h left" in obs.out
 
