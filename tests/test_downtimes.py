@@ -292,3 +292,14 @@ def test_a_thousand_queues_expand_fast(tmp_path: Path, example_copy: Path) -> No
     resources = expand(defs, "prod")
     assert sum(r.kind.name == "downtime" for r in resources) > 6000
     assert time.perf_counter() - began < 30
+
+
+def test_lost_answers_to_downtime_writes_converge_in_one_run(obs: Obs, dd: FakeDatadog) -> None:
+    """Creates whose answers were lost are looked up by key, and duplicates removed, one key at a time."""
+    dd.faults.lost_response_rate, dd.faults.error_rate = 0.3, 0.1
+    assert obs("sync", "--env", "prod", "--timeout", "2") == 0, obs.out + obs.err
+    dd.faults.lost_response_rate = dd.faults.error_rate = 0.0
+    assert sorted(k for k in live_downtimes(dd) if "/maintenance/" in k) == sorted(
+        r.key for r in expand(load(obs.definitions), "prod") if r.kind.name == "downtime"
+    )
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out

@@ -113,6 +113,7 @@ READERS: Mapping[Kind, Reader] = {
     # The list endpoint filters nothing we can use: every downtime of the org, a hundred per call.
     DOWNTIME: Reader(
         lambda dd, env, desired, adopt: [downtime(d) for d in dd.downtimes()],
-        find=lambda dd, key: [downtime(d) for d in dd.downtimes()],
+        # Only the key's: settle looks several keys up in a row, and must not see one object once per key.
+        find=lambda dd, key: [found for found in map(downtime, dd.downtimes()) if found.key == key],
     ),
 }
