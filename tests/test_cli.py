@@ -23,7 +23,8 @@ def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "validate"]) == 0
     assert capsys.readouterr().out == (
         "ok: 6 queues, 10 metrics, 3 environments "
-        "(dev: 33 monitors, 1 dashboard, prod: 49 monitors, 1 dashboard, staging: 49 monitors, 1 dashboard)\n"
+        "(dev: 34 downtimes, 33 monitors, 1 dashboard, prod: 11 downtimes, 49 monitors, 1 dashboard, "
+        "staging: 49 monitors, 1 dashboard)\n"
     )
 
 
@@ -68,7 +69,7 @@ def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("Plan: 34 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert out.endswith("Plan: 68 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_plan_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:

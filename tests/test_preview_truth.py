@@ -43,18 +43,26 @@ def warnings(out: str, kind: str) -> list[dict[str, str]]:
 
 
 def test_deletions_the_sync_will_refuse_are_warned_per_environment(repo: Path, run: Run) -> None:
+    originals = {name: (repo / name).read_text() for name in ("queues.yaml", "environments/prod.yaml")}
     edit(repo, "queues.yaml", LOW_QUEUE, "")
     edit(repo, "queues.yaml", DEFAULT_QUEUE, "")
+    edit(repo, "environments/prod.yaml", "queues: [low, default]\n    parking: [default]\n", "queues: [high]\n")
     out = outputs(run, repo)
     refused = warnings(out["json"], "mass-delete")
     assert [w["env"] for w in refused] == ["prod", "staging", "dev"]
-    prod = "the sync of prod will refuse to delete 17 of the 50 objects obs manages there (the limit is 10)"
-    assert prod in refused[0]["text"] and "--max-deletes 17" in refused[0]["text"]
+    # 17 monitors, and the 11 downtimes of the window that now mutes another queue
+    prod = "the sync of prod will refuse to delete 28 of the 61 objects obs manages there (the limit is 10)"
+    assert prod in refused[0]["text"] and "--max-deletes 28" in refused[0]["text"]
     assert f"WARNING (prod): {prod}" in out["text"]
-    assert "> **prod**: the sync of prod will refuse to delete 17 of the 50 objects" in out["markdown"]
+    assert "> **prod**: the sync of prod will refuse to delete 28 of the 61 objects" in out["markdown"]
     assert "label obs-allow-deletes" in out["markdown"]
 
-    edit(repo, "queues.yaml", "queues:\n", "queues:" + LOW_QUEUE)  # one queue less is within every limit
+    for name, text in originals.items():
+        (repo / name).write_text(text)
+    # One queue less is within every limit (a queue no window names: in dev, its downtimes go too).
+    text = (repo / "queues.yaml").read_text()
+    start = text.index("  - name: introduction\n")
+    (repo / "queues.yaml").write_text(text[:start] + text[text.index("  - name: reindexing\n") :])
     assert warnings(outputs(run, repo)["json"], "mass-delete") == []
 
 
@@ -72,6 +80,7 @@ def test_a_move_to_another_datadog_site_says_the_old_monitors_keep_paging(repo: 
 
 def test_a_renamed_queue_is_named_with_the_aws_queues_its_monitors_watch(repo: Path, run: Run) -> None:
     edit(repo, "queues.yaml", "  - name: low\n", "  - name: bulk\n")
+    edit(repo, "environments/prod.yaml", "queues: [low, default]", "queues: [bulk, default]")
     out = outputs(run, repo)
     renamed = warnings(out["json"], "queue-rename")
     assert [w["env"] for w in renamed] == ["prod", "staging", "dev"]

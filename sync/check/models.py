@@ -17,14 +17,16 @@ from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimp
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
 from datadog_api_client.v1.model.widget import Widget
+from datadog_api_client.v2.model.downtime_create_request_attributes import DowntimeCreateRequestAttributes
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, Kind
 from sync.core.resources import Resource
 
 _MODELS: Mapping[str, type] = {
     MONITOR.name: Monitor,
     COMPOSITE.name: Monitor,  # a monitor of type composite
     DASHBOARD.name: Dashboard,
+    DOWNTIME.name: DowntimeCreateRequestAttributes,  # the body is the JSON:API envelope's attributes
     "widget": Widget,
 }
 # Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).

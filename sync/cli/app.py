@@ -8,14 +8,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from sync.cli import audit, diff, links, plan, render, schemas, sync_cmd, trace, validate
+from sync.cli import audit, diff, links, maintenance, plan, render, schemas, sync_cmd, trace, validate
 from sync.cli.conventions import Exit
 from sync.errors import ObsError
 
 # In the order `obs --help` lists them.
-COMMANDS = (validate, render, plan, sync_cmd, diff, links, schemas, trace, audit)
+COMMANDS = (validate, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
 
@@ -58,11 +58,21 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(commands)
-    for sub in dict.fromkeys(commands.choices.values()):  # every command, however it was added
+    for sub in _nested(commands):  # every command and subcommand (obs maintenance start), however it was added
         # A subcommand's defaults would overwrite what was given before it, so here there are none:
         # an option given after the command wins, one given before stays, else the default above holds.
         _global_options(sub, default=argparse.SUPPRESS)
     return top
+
+
+def _nested(commands: argparse._SubParsersAction[Any]) -> list[argparse.ArgumentParser]:
+    found = []
+    for sub in dict.fromkeys(commands.choices.values()):
+        found.append(sub)
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found += _nested(action)
+    return found
 
 
 def _global_options(parser: argparse.ArgumentParser, default: object) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Marker = Literal["tags", "description"]
+Marker = Literal["tags", "description", "message"]
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Kind:
     fixed: str  # the field the API cannot change in place: a change is a delete and create
     title_field: str  # what a person calls the object
     created_field: str  # the server's creation time: of two objects with one key the older is kept
-    marker: Marker  # where our ownership marker lives: free tags, or a line of the description
+    marker: Marker  # where our ownership marker lives: free tags, or a line of the description or message
     numeric_id: bool = False  # the API takes the ID as an integer
     validated: bool = False  # the API can check a body without writing it (a dry run uses it)
     notifies: bool = False  # its message routes notifications to audiences (who gets paged)
@@ -52,7 +52,13 @@ COMPOSITE = Kind(
     numeric_id=True, notifies=True, links=True,
 )  # fmt: skip
 
-KINDS: tuple[Kind, ...] = tuple(sorted((DASHBOARD, MONITOR, COMPOSITE), key=lambda k: k.order))
+# A v2 downtime has no tags and no name: the marker is the last line of its message, which the API keeps
+# as sent. Written after the monitors it mutes and deleted before them; `schedule` can change in place.
+DOWNTIME = Kind(
+    "downtime", "downtimes", order=4, fixed="", title_field="message", created_field="created", marker="message",
+)  # fmt: skip
+
+KINDS: tuple[Kind, ...] = tuple(sorted((DASHBOARD, MONITOR, COMPOSITE, DOWNTIME), key=lambda k: k.order))
 _BY_NAME = {k.name: k for k in KINDS}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sync.core import placeholders
@@ -19,6 +20,8 @@ CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
 ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
 
 _ABSENT = object()
+# Lists whose order the server does not keep: a downtime's notify_end_states come back in any order.
+_UNORDERED = frozenset({"tags", "notify_end_states", "notify_end_types", "monitor_identifier.monitor_tags"})
 _TYPE_ALIASES = {"metric alert": "query alert"}  # the server swaps these two for classic metric queries
 
 
@@ -217,7 +220,7 @@ def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
             if key != "id":  # ids are the server's, at any depth (a dashboard's, its widgets')
                 _diff(want.get(key, _ABSENT), have.get(key, _ABSENT), _join(path, key), found)
         return
-    if isinstance(want, list) and isinstance(have, list) and len(want) == len(have) and path != "tags":
+    if isinstance(want, list) and isinstance(have, list) and len(want) == len(have) and path not in _UNORDERED:
         for index, (w, h) in enumerate(zip(want, have, strict=True)):
             _diff(w, h, f"{path}[{index}]", found)
         return
@@ -245,10 +248,26 @@ def _normal(value: Any, path: str) -> Any:
         return float(value)  # thresholds come back as floats: 2 == 2.0
     if isinstance(value, str):
         text = value.strip()  # name, message and query are trimmed server-side
+        if path.endswith(".rrule"):
+            return sorted(p for p in text.upper().split(";") if p)  # the parts of an RRULE in any order
+        if path in _MOMENTS:
+            return _moment(text)
         return _TYPE_ALIASES.get(text, text) if path == "type" else text
     if isinstance(value, list):
         items = [_normal(v, path) for v in value]
-        return sorted(map(repr, items)) if path == "tags" else items
+        return sorted(map(repr, items)) if path in _UNORDERED else items
     if isinstance(value, Mapping):
         return {k: _normal(v, path) for k, v in value.items() if k != "id" and v is not None}
     return value
+
+
+# A one-time downtime's times: sent as ISO 8601 with a zero offset, answered in any equivalent spelling.
+_MOMENTS = frozenset({"schedule.start", "schedule.end"})
+
+
+def _moment(text: str) -> str:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    return moment.astimezone(UTC).isoformat() if moment.tzinfo else text

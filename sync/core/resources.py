@@ -11,6 +11,10 @@ from sync.core.kinds import Kind
 MANAGED_TAG = "managed-by:obs"
 KEY_TAG_PREFIX = "obs-key:"
 DASHBOARD_MARKER = "managed-by:obs obs-key:"
+DOWNTIME_MARKER = DASHBOARD_MARKER  # the last line of a downtime's message
+# An ad-hoc downtime (obs maintenance start) is obs's but not the definitions': a sync must neither keep it
+# in line with them nor delete it, so it carries a marker of its own that reads as unmanaged.
+ADHOC_MARKER = "managed-by:obs-maintenance obs-adhoc:"
 
 # Tag keys obs sets itself; a user tag with one of these keys would forge or confuse ownership.
 RESERVED_TAG_KEYS = frozenset({"managed-by", "obs-key", "env", "queue", "metric", "queue-class", "team"})
@@ -32,8 +36,8 @@ class Resource:
 
 
 def title_of(body: Mapping[str, Any]) -> str:
-    """What a person calls the object: a monitor's name, a dashboard's title."""
-    return str(body.get("name") or body.get("title") or "")
+    """What a person calls the object: a monitor's name, a dashboard's title, a downtime's first line."""
+    return str(body.get("name") or body.get("title") or str(body.get("message") or "").partition("\n")[0])
 
 
 def sort_key(resource: Resource) -> tuple[int, str]:

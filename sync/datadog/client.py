@@ -24,8 +24,9 @@ from datadog_api_client.exceptions import ApiException
 from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
+from datadog_api_client.v2.api.downtimes_api import DowntimesApi
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, Kind
 from sync.core.resources import MANAGED_TAG
 from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.credentials import Endpoint
@@ -33,6 +34,7 @@ from sync.datadog.pacing import Pacer
 
 MONITOR_PAGE = 1000  # the list endpoint's maximum page size
 DASHBOARD_PAGE = 1000
+DOWNTIME_PAGE = 100  # the spec names no maximum; its example asks for 100
 _MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
 
 
@@ -44,12 +46,18 @@ class Api:
     path: str
     client: Callable[[ApiClient], Any]
     noun: str  # the method suffix: create_monitor
+    # A JSON:API kind (v2) sends {"data": {"type", "attributes"}} and answers likewise; obs plans with the
+    # attributes plus the id, so the envelope is put on and taken off here.
+    envelope: str | None = None
+    update_verb: str = "update"
+    delete_verb: str = "delete"  # a v2 downtime is canceled, not deleted: it stays listed as canceled
 
 
 APIS: Mapping[Kind, Api] = {
     MONITOR: Api("/api/v1/monitor", MonitorsApi, "monitor"),
     DASHBOARD: Api("/api/v1/dashboard", DashboardsApi, "dashboard"),
     COMPOSITE: Api("/api/v1/monitor", MonitorsApi, "monitor"),  # a monitor of type composite
+    DOWNTIME: Api("/api/v2/downtime", DowntimesApi, "downtime", envelope="downtime", delete_verb="cancel"),
 }
 
 
@@ -151,6 +159,31 @@ class Datadog:
         )
         return found
 
+    def downtimes(self) -> list[dict[str, Any]]:
+        """Every downtime that is not canceled or ended (a canceled one stays listed for about two days), as
+        its attributes plus id."""
+        found: list[dict[str, Any]] = []
+        offset = largest = 0
+        api = self._apis[DOWNTIME]
+        while True:
+            page = self._send(
+                "downtimes read",
+                "GET /api/v2/downtime",
+                api.list_downtimes,
+                page_offset=offset,
+                page_limit=DOWNTIME_PAGE,
+            )
+            items = page.get("data") or []
+            found += [_unwrapped(item) for item in items]
+            offset += len(items)
+            # The answer says how many there are: a page capped below what was asked does not end the list
+            # early (a downtime missed would be created twice).
+            total = ((page.get("meta") or {}).get("page") or {}).get("total_filtered_count")
+            done = offset >= total if isinstance(total, int) else last_page(len(items), DOWNTIME_PAGE, largest)
+            if not items or done:
+                return [d for d in found if d.get("status") not in ("canceled", "ended")]
+            largest = max(largest, len(items))
+
     def _monitor_pages(self, tags: str | None) -> Iterator[dict[str, Any]]:
         filters: dict[str, Any] = {"monitor_tags": tags} if tags else {}
         page = largest = 0
@@ -174,23 +207,29 @@ class Datadog:
     def create(self, kind: Kind, body: Mapping[str, Any]) -> dict[str, Any]:
         label = f"POST {APIS[kind].path}"
         created: dict[str, Any] = self._send(
-            f"{kind.plural} write", label, self._call(kind, "create"), body, repeatable=False
+            f"{kind.plural} write", label, self._call(kind, "create"), _wrapped(kind, body), repeatable=False
         )
+        if APIS[kind].envelope and isinstance(created, Mapping) and isinstance(created.get("data"), Mapping):
+            created = _unwrapped(created["data"])
         if not isinstance(created, Mapping) or "id" not in created:
             raise RequestFailed(label, "the answer carries no id", ambiguous=True)
         return created
 
     def update(self, kind: Kind, object_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        label = f"PUT {APIS[kind].path}/{{id}}"
+        api = APIS[kind]
+        label = f"{'PATCH' if api.envelope else 'PUT'} {api.path}/{{id}}"
         updated: dict[str, Any] = self._send(
-            f"{kind.plural} write", label, self._call(kind, "update"), _id(kind, object_id), body
-        )
+            f"{kind.plural} write", label, self._call(kind, api.update_verb), _id(kind, object_id),
+            _wrapped(kind, body, object_id),
+        )  # fmt: skip
+        if api.envelope and isinstance(updated, Mapping) and isinstance(updated.get("data"), Mapping):
+            return _unwrapped(updated["data"])
         return updated
 
     def delete(self, kind: Kind, object_id: str) -> None:
         label = f"DELETE {APIS[kind].path}/{{id}}"
         try:
-            self._send(f"{kind.plural} write", label, self._call(kind, "delete"), _id(kind, object_id))
+            self._send(f"{kind.plural} write", label, self._call(kind, APIS[kind].delete_verb), _id(kind, object_id))
         except RequestFailed as exc:
             if exc.status != 404:  # already gone, e.g. a retry after a lost response: the goal is met
                 raise
@@ -279,6 +318,19 @@ def last_page(length: int, asked: int, largest: int = 0) -> bool:
     if largest:  # pages came before: the server's page size is known
         return length < largest
     return length < asked and length != API_DEFAULT_PAGE
+
+
+def _wrapped(kind: Kind, body: Mapping[str, Any], object_id: str | None = None) -> Mapping[str, Any]:
+    envelope = APIS[kind].envelope
+    if envelope is None:
+        return body
+    data = {"type": envelope, "attributes": dict(body), **({"id": object_id} if object_id else {})}
+    return {"data": data}
+
+
+def _unwrapped(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON:API object as obs plans with it: its attributes and its id."""
+    return {**(data.get("attributes") or {}), "id": data.get("id")}
 
 
 def _id(kind: Kind, object_id: str) -> int | str:

@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, KINDS, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
-from sync.core.resources import DASHBOARD_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
+from sync.core.resources import DASHBOARD_MARKER, DOWNTIME_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.datadog.client import Datadog, RequestFailed
 
 
@@ -55,6 +55,18 @@ def dashboard_key(obj: Mapping[str, Any]) -> str | None:
     """The key in a dashboard description's marker line (dashboards cannot carry free tags)."""
     lines = str(obj.get("description") or "").splitlines()
     keys = [line.strip().removeprefix(DASHBOARD_MARKER) for line in lines if line.strip().startswith(DASHBOARD_MARKER)]
+    return keys[0] if len(keys) == 1 and keys[0] else None
+
+
+def downtime(obj: Mapping[str, Any]) -> Live:
+    return live(DOWNTIME, obj, downtime_key(obj))
+
+
+def downtime_key(obj: Mapping[str, Any]) -> str | None:
+    """The key in a downtime message's marker line (downtimes carry no tags). An ad-hoc downtime's marker
+    (ADHOC_MARKER) differs, so it reads as unmanaged: a sync never changes or deletes it."""
+    lines = str(obj.get("message") or "").splitlines()
+    keys = [line.strip().removeprefix(DOWNTIME_MARKER) for line in lines if line.strip().startswith(DOWNTIME_MARKER)]
     return keys[0] if len(keys) == 1 and keys[0] else None
 
 
@@ -116,4 +128,10 @@ READERS: Mapping[Kind, Reader] = {
     MONITOR: _monitor_reader(MONITOR),
     COMPOSITE: _monitor_reader(COMPOSITE),
     DASHBOARD: Reader(_dashboards, find=lambda dd, key: [dashboard(s) for s in dd.dashboard_summaries()]),
+    # The list endpoint filters nothing we can use: every downtime of the org, a hundred per call.
+    DOWNTIME: Reader(
+        lambda dd, env, desired, adopt: [downtime(d) for d in dd.downtimes()],
+        # Only the key's: settle looks several keys up in a row, and must not see one object once per key.
+        find=lambda dd, key: [found for found in map(downtime, dd.downtimes()) if found.key == key],
+    ),
 }

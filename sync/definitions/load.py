@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sync.definitions import references, schema
+from sync.definitions import maintenance, references, schema
 from sync.definitions.model import (
     DEFAULT_IN_FLIGHT_QUOTA,
     DEFAULT_RETENTION_SECONDS,
@@ -28,8 +29,9 @@ from sync.errors import ObsError, Problem
 INVENTORY = "queues.yaml"
 
 
-def load(root: Path) -> Definitions:
-    """Load every definition file under `root`, validating each against its schema and its references."""
+def load(root: Path, now: datetime | None = None) -> Definitions:
+    """Load every definition file under `root`, validating each against its schema and its references.
+    `now` is the time one-time maintenance windows must start after (the current time unless given)."""
     if not (root / INVENTORY).exists():  # one that exists but is no regular file is refused by the reader
         raise ObsError.of(
             f"no {INVENTORY} in {root}",
@@ -48,7 +50,8 @@ def load(root: Path) -> Definitions:
     queues = _queues(inventory, classes)
     metrics = tuple(_metric(s, classes) for s in metric_files)
     dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in dashboard_files)
-    environments = tuple(_environment(s) for s in environment_files)
+    moment = now or datetime.now(UTC)
+    environments = tuple(_environment(s, moment) for s in environment_files)
     env_queues = {env.name: _queues_in(env, inventory, queues) for env in environments}
     processing = {
         name: spec["max_processing_seconds"]
@@ -57,6 +60,7 @@ def load(root: Path) -> Definitions:
     }
     defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues, processing)
     references.check(defs)
+    maintenance.check(defs)
     return defs
 
 
@@ -257,7 +261,7 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
     )
 
 
-def _environment(source: Source) -> Environment:
+def _environment(source: Source, now: datetime) -> Environment:
     data = source.data
     return Environment(
         name=data["name"],
@@ -274,4 +278,5 @@ def _environment(source: Source) -> Environment:
         source=source,
         renotify_audiences=tuple(data.get("renotify_audiences", ("page",))),
         metrics_source=data.get("metrics_source", "crawler"),
+        maintenance=maintenance.windows(source, now),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,38 @@ class Metric:
     composite: str | None = None
 
 
+# What a maintenance window mutes when it does not say: every monitor that grows by design while workers are
+# stopped or work is parked. DLQ, subscription-DLQ and delivery-failure monitors stay live (a failure during
+# maintenance is still lost work), as does retention risk (parked messages that expire are lost too).
+DEFAULT_MUTES = ("age", "backlog_minutes", "depth", "in_flight", "worker_cpu", "worker_memory")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a window mutes: a recurrence (an RRULE in a time zone, with a duration) or one start and end."""
+
+    timezone: str = "UTC"
+    rrule: str | None = None  # canonical: upper case, FREQ first
+    minutes: int = 0  # a recurrence's duration
+    start: datetime | None = None  # a one-time window's, in UTC
+    end: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Window:
+    """A named maintenance window of one environment, scoped to queues and to the metrics it mutes."""
+
+    name: str
+    description: str
+    schedule: Schedule
+    queues: tuple[str, ...] | None  # None: every queue (or every queue of `cls`)
+    cls: str | None
+    parking: tuple[str, ...]
+    mutes: tuple[str, ...] | None  # None: DEFAULT_MUTES, as far as the definitions have them
+    drain_minutes: int | None  # None: from each queue's class
+    index: int  # where it sits in the environment's `maintenance` list, for errors
+
+
 @dataclass(frozen=True)
 class Environment:
     name: str
@@ -110,6 +143,7 @@ class Environment:
     renotify_audiences: tuple[str, ...] = ("page",)
     # Where AWS metrics come from: the API crawler, or CloudWatch Metric Streams (minutes fresher).
     metrics_source: str = "crawler"
+    maintenance: tuple[Window, ...] = ()
 
     def name_of(self, kind: str, logical: str) -> str:
         pattern = self.naming.get(kind, DEFAULT_NAMING)

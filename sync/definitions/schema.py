@@ -226,6 +226,8 @@ def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> 
         return f"{_short(error.instance)} is not allowed here", fix
     if validator in ("minItems", "minProperties", "minLength"):
         return "must not be empty", "add at least one entry"
+    if validator in ("oneOf", "anyOf") and "x-fix" in cast(Any, error.schema):
+        return f"{_short(error.instance)} has none of the allowed forms", cast(Any, error.schema)["x-fix"]
     return error.message, "see the schema for this file kind"
 
 

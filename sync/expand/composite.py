@@ -24,7 +24,13 @@ _MONITOR_ONLY = ("query", "thresholds", "threshold_basis", "notify_no_data", "ti
 
 
 def composite(
-    env: Environment, placed: PlacedQueue, metric: Metric, settings: Settings, key: str, links: tuple[str, ...]
+    env: Environment,
+    placed: PlacedQueue,
+    metric: Metric,
+    settings: Settings,
+    key: str,
+    links: tuple[str, ...],
+    drain_note: str = "",
 ) -> Resource:
     """`key` is env/queue/metric; the monitors it combines are env/queue/<their metric>."""
     queue = placed.queue
@@ -49,7 +55,7 @@ def composite(
         "name": f"[{env.name}] {queue.name}: {tokens.fill(metric.title, values).strip()}",
         "type": "composite",
         "query": " ".join(query.split()),
-        "message": message(env, placed, settings, values, key, False, links),
+        "message": message(env, placed, settings, values, key, False, links, drain_note),
         "tags": monitor_tags(env, queue, metric, key),
         "priority": settings["priority"],
         "options": options,

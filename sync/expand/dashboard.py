@@ -6,7 +6,7 @@ from sync.core.kinds import DASHBOARD
 from sync.core.resources import Resource, dashboard_marker
 from sync.definitions import tokens
 from sync.definitions.model import DashboardTemplate, Environment
-from sync.expand import urls
+from sync.expand import maintenance, urls
 from sync.expand.naming import PlacedQueue
 
 
@@ -59,4 +59,7 @@ def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict
         "topic_names": names([t.sns_name for q in placed for t in q.topics]),
         "slo_markers": markers,
         "runbooks": runbooks,
+        "maintenance": maintenance.listing(env),
+        # The monitor manager's search: what a downtime (planned or ad-hoc) mutes in this environment now.
+        "muted_monitors": f'tag:"env:{env.name}" muted:true',
     }

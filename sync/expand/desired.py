@@ -13,7 +13,7 @@ from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.references import base_features, class_features, composite_refs
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
-from sync.expand import aws_names, oncall
+from sync.expand import aws_names, maintenance, oncall
 from sync.expand.composite import composite
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
@@ -33,9 +33,11 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
         for topic in queue.topics:
             feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
     expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env))
+    expansion.held = maintenance.mutings(defs, env, [p.queue for p in placed], expansion.shared)
     monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
     dashboards = [dashboard(env, placed, t) for t in defs.dashboards if env.dashboards.get(t.name, True)]
-    resources = sorted([*monitors, *dashboards], key=sort_key)
+    downtimes = maintenance.downtimes(env, expansion.held, monitors)
+    resources = sorted([*monitors, *dashboards, *downtimes], key=sort_key)
     for before, after in itertools.pairwise(resources):
         if (before.kind, before.key) == (after.kind, after.key):
             raise ObsError.of(f"two {after.kind}s would share the key {after.key}", "give them distinct names")
@@ -107,6 +109,7 @@ class _Expansion:
     boards: tuple[oncall.Board, ...]
     shared: Shared = field(default_factory=dict)
     needs: Needs = field(default_factory=dict)
+    held: maintenance.Mutings = field(default_factory=dict)  # queue -> the maintenance windows that mute it
     _links: dict[tuple[str, str | None], tuple[str, ...]] = field(default_factory=dict)
 
     def monitors(self, placed: PlacedQueue, metric: Metric) -> list[Resource]:
@@ -117,11 +120,12 @@ class _Expansion:
         if not settings["enabled"]:
             return []
         base_key = f"{env.name}/{queue.name}/{metric.name}"
+        note = maintenance.drain_note(self.held.get(queue.name, ()), metric.name)
         if metric.composite is not None:
             self._check_combined(placed, metric, base_key)
-            return [composite(env, placed, metric, settings, base_key, self.links(placed, None))]
+            return [composite(env, placed, metric, settings, base_key, self.links(placed, None), note)]
         if metric.for_each == "queue":
-            return [monitor(env, placed, metric, settings, base_key, None, self.links(placed, None))]
+            return [monitor(env, placed, metric, settings, base_key, None, self.links(placed, None), note)]
         topics = placed.topics
         if metric.for_each == "topic":
             # A topic's metric is the topic's: one monitor, kept by the first of the queues it feeds (by name).
@@ -137,6 +141,7 @@ class _Expansion:
                 f"{base_key}/{t.name}",
                 (t, self.feeds[t.sns_name]),
                 self.links(placed, t),
+                note,
             )
             for t in topics
         ]

@@ -36,8 +36,10 @@ def monitor(
     key: str,
     topic: tuple[PlacedTopic, list[str]] | None,
     links: tuple[str, ...],
+    drain_note: str = "",
 ) -> Resource:
-    """`links` end the message: where the person on call looks (oncall.message_lines)."""
+    """`links` end the message: where the person on call looks (oncall.message_lines). `drain_note` names the
+    maintenance windows that mute the monitor (maintenance.drain_note)."""
     queue = placed.queue
     thresholds = _thresholds(settings, queue, key)
     values = token_values(env, placed, topic, thresholds)
@@ -65,7 +67,7 @@ def monitor(
         "name": f"[{env.name}] {queue.name}: {title}",
         "type": "query alert",
         "query": query,
-        "message": message(env, placed, settings, values, key, options["notify_no_data"], links),
+        "message": message(env, placed, settings, values, key, options["notify_no_data"], links, drain_note),
         "tags": tags,
         "priority": settings["priority"],
         "options": options,
@@ -231,10 +233,12 @@ def message(
     key: str,
     no_data: bool,
     links: tuple[str, ...],
+    drain_note: str,
 ) -> str:
     queue = placed.queue
     lines = [
         fill(settings, "message", values, key),
+        *([drain_note] if drain_note else []),
         "",
         f"Queue `{queue.name}` ({queue.cls}) in {env.name}, owned by {queue.owner}.",
         *links,

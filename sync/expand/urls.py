@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, Kind
 from sync.expand import placement
 
 # The app host is not always app.<site> (docs.datadoghq.com/getting_started/site); the API host always is api.<site>.
@@ -44,6 +44,7 @@ PAGES: Mapping[Kind, Callable[[str, str], str]] = {
     MONITOR: monitor,
     COMPOSITE: monitor,
     DASHBOARD: lambda site, object_id: dashboard(site, object_id, {}),
+    DOWNTIME: lambda site, object_id: f"{app(site)}/monitors/downtimes?id={object_id}",
 }
 
 

@@ -26,6 +26,7 @@ from sync.preview.report import (
     paging_summary,
     same_line,
     show,
+    silenced,
     summary,
 )
 from sync.report import markdown as md
@@ -202,6 +203,13 @@ def _grouped(preview: Preview, rerun: str) -> str:
         lines += [f"- {same_line(g, _value, '→', md.code)}" for g in preview.same[:GROUPS]]
         if len(preview.same) > GROUPS:
             lines += ["", _left_out([_count(len(preview.same) - GROUPS, "more group")], f"{rerun} --format text")]
+        lines.append("")
+    silences = silenced(preview)
+    if silences:
+        lines += ["### Who stops being paged, and when (maintenance windows)", ""]
+        lines += [f"- {md.code(env)}: {md.text(line)}" for env, line in silences[:GROUPS]]
+        if len(silences) > GROUPS:
+            lines += ["", _left_out([_count(len(silences) - GROUPS, "more window")], f"{rerun} --format text")]
         lines.append("")
     if preview.conditions:
         lines += ["### When they get paged", ""]

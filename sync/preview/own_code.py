@@ -129,6 +129,8 @@ def _read(folder: Path) -> Rendered:
                 body = json.loads(path.read_text(encoding="utf-8"))
                 key = _key(kind, body) or path.stem.replace(".", "/")
                 queue = _tag(body, "queue:") if kind.marker == "tags" else None
+                if kind.marker == "message":  # a downtime's key is env/queue/metric/maintenance/window
+                    queue = key.split("/")[1] if key.count("/") >= 2 else None
                 rendered.setdefault(env_folder.name, []).append(Resource(kind, key, body, env_folder.name, queue))
     return rendered
 
@@ -136,7 +138,7 @@ def _read(folder: Path) -> Rendered:
 def _key(kind: Kind, body: dict[str, Any]) -> str | None:
     if kind.marker == "tags":
         return _tag(body, KEY_TAG_PREFIX)
-    lines = str(body.get("description") or "").splitlines()
+    lines = str(body.get(kind.marker) or "").splitlines()  # the marker is a description's or message's last line
     marker = lines[-1].strip() if lines else ""
     return marker.removeprefix(DASHBOARD_MARKER) if marker.startswith(DASHBOARD_MARKER) else None
 

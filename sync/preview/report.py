@@ -12,7 +12,7 @@ from sync.core.paging import AudienceChange, severity_order
 from sync.core.plan import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
 from sync.preview.compare import ACTION_ORDER, Preview
 from sync.preview.groups import SameChange
-from sync.report.audience import line_diff
+from sync.report.audience import line_diff, silence_lines
 from sync.report.changes import change_json
 
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-"}
@@ -166,6 +166,10 @@ def text(preview: Preview) -> str:
             lines.append(f"  {target.env} {'/'.join(target.severities)}: {target.target} {audience(target)}")
     else:
         lines.append("Who gets paged: no notification target added, removed or changed.")
+    silences = silenced(preview)
+    if silences:
+        lines += ["", "Who stops being paged, and when (maintenance windows):"]
+        lines += [f"  {env}: {line}" for env, line in silences]
     if preview.conditions:
         lines += ["", "When they get paged:"]
         lines += [f"  {c.env}: {condition_line(c)}" for c in preview.conditions]
@@ -188,6 +192,11 @@ def text(preview: Preview) -> str:
     return "\n".join(lines) + "\n"
 
 
+def silenced(preview: Preview) -> list[tuple[str, str]]:
+    """Per environment, the monitors that maintenance windows added, moved or removed silence, and when."""
+    return [(plan.env, line) for plan in preview.plans for line in silence_lines(plan)]
+
+
 def as_json(preview: Preview) -> str:
     doc = {
         "base": preview.base,
@@ -195,6 +204,7 @@ def as_json(preview: Preview) -> str:
         "base_commit": preview.base_commit,
         "head_commit": preview.head_commit,
         "warnings": [{"kind": n.kind, "env": n.env or None, "text": n.text} for n in preview.notices],
+        "silenced": [{"env": env, "text": line} for env, line in silenced(preview)],
         "paging_conditions": [
             {"env": c.env, "targets": list(c.targets), "before": c.before, "after": c.after, "monitors": list(c.keys)}
             for c in preview.conditions

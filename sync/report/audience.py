@@ -6,6 +6,8 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 
+from sync.core.downtimes import schedule_words, selects
+from sync.core.kinds import MONITOR
 from sync.core.paging import routes, severity_order
 from sync.core.plan import CREATE, DELETE, UPDATE, Change, FieldChange, Plan
 
@@ -44,6 +46,41 @@ def paging_lines(plan: Plan) -> list[str]:
         lines.append(f"{severity}: {', '.join(parts)}")
     if deleted:
         lines.append(f"{_monitors(deleted)} deleted: whoever they notified stops hearing from them")
+    return lines + silence_lines(plan)
+
+
+# What decides when and what a downtime mutes: a change elsewhere (its message) silences nothing new.
+_SILENCING = ("schedule", "monitor_identifier")
+
+
+def silence_lines(plan: Plan) -> list[str]:
+    """Maintenance windows the plan adds, moves or removes: which monitors each silences, and when.
+    `window nightly-migrations silences 6 monitors of default (age, depth, ...) daily at 01:00 for 2 h,
+    Europe/Berlin time`. Downtimes of one window and queue with one schedule share a line."""
+    monitors = [c for c in plan.changes if c.kind == MONITOR and c.action != DELETE and c.body is not None]
+    silenced: dict[tuple[str, str, str, str], list[str]] = {}  # (verb, window, queue, when) -> metrics
+    for change in plan.pending:
+        if change.kind.name != "downtime" or "/maintenance/" not in change.key:
+            continue
+        env_queue_metric, window = change.key.split("/maintenance/", 1)
+        _, queue, metric = [*env_queue_metric.split("/"), "", ""][:3]
+        if change.action == DELETE:
+            silenced.setdefault(("no longer silences", window, queue, ""), []).append(metric)
+            continue
+        body = change.body or {}
+        if change.action == UPDATE and not any(f.path.startswith(_SILENCING) for f in change.fields):
+            continue
+        tags = (body.get("monitor_identifier") or {}).get("monitor_tags") or ()
+        hit = [m.key.split("/")[2] for m in monitors if selects(tags, m.body or {})]
+        verb = "silences" if change.action == CREATE else "now silences"
+        when = schedule_words(body.get("schedule") or {})
+        silenced.setdefault((verb, window, queue, when), []).extend(hit)
+    lines = []
+    for (verb, window, queue, when), metrics in sorted(silenced.items(), key=lambda i: (i[0][1], i[0][2], i[0][0])):
+        count = _monitors(len(metrics))
+        lines.append(
+            f"window {window} {verb} {count} of {queue} ({', '.join(sorted(metrics))}){': ' + when if when else ''}"
+        )
     return lines
 
 

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from .common import Body, Query, Rejected, param
 from .dashboards import Dashboards
+from .downtimes import Downtimes
 from .faults import Faults
 from .monitors import Monitors
 from .ratelimit import RateLimiter
@@ -34,7 +35,10 @@ MONITOR_WRITES = "monitor_writes"
 MONITOR_VALIDATE = "monitor_validate"
 DASHBOARD_READS = "dashboard_reads"
 DASHBOARD_WRITES = "dashboard_writes"
-_WRITES = (MONITOR_WRITES, DASHBOARD_WRITES)
+DOWNTIME_READS = "downtime_reads"
+DOWNTIME_WRITES = "downtime_writes"
+_WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES)
+NO_CONTENT = object()  # a 204 with an empty body, as a downtime cancel answers (recorded)
 
 # (path pattern, method) -> (rate-limit group, action); a pattern's group, if any, is the resource id.
 _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
@@ -50,6 +54,11 @@ _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
     (r"/api/v1/dashboard/([a-z0-9-]+)", "GET"): (DASHBOARD_READS, "get dashboard"),
     (r"/api/v1/dashboard/([a-z0-9-]+)", "PUT"): (DASHBOARD_WRITES, "update dashboard"),
     (r"/api/v1/dashboard/([a-z0-9-]+)", "DELETE"): (DASHBOARD_WRITES, "delete dashboard"),
+    (r"/api/v2/downtime", "GET"): (DOWNTIME_READS, "list downtimes"),
+    (r"/api/v2/downtime", "POST"): (DOWNTIME_WRITES, "create downtime"),
+    (r"/api/v2/downtime/([a-f0-9-]+)", "GET"): (DOWNTIME_READS, "get downtime"),
+    (r"/api/v2/downtime/([a-f0-9-]+)", "PATCH"): (DOWNTIME_WRITES, "update downtime"),
+    (r"/api/v2/downtime/([a-f0-9-]+)", "DELETE"): (DOWNTIME_WRITES, "cancel downtime"),
 }
 
 
@@ -79,6 +88,7 @@ class FakeDatadog:
         self._lock = threading.RLock()
         self._monitors = Monitors()
         self._dashboards = Dashboards(random.Random(self.faults.seed))
+        self._downtimes = Downtimes()
         self._limiter = RateLimiter(lambda: self.faults)
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -114,6 +124,11 @@ class FakeDatadog:
     @property
     def dashboards(self) -> dict[str, Body]:
         return self._dashboards.items
+
+    @property
+    def downtimes(self) -> dict[str, Body]:
+        """Stored downtimes by id, canceled ones included: {type, id, attributes, relationships}."""
+        return self._downtimes.items
 
     def calls(self, method: str | None = None, prefix: str | None = None) -> int:
         with self._lock:
@@ -152,6 +167,17 @@ class FakeDatadog:
     def delete_dashboard(self, dashboard_id: str) -> None:
         with self._lock:
             self._dashboards.delete(dashboard_id)
+
+    def create_downtime(self, attributes: Body) -> Body:
+        """A downtime made by hand; the answer's data object."""
+        with self._lock:
+            body = {"data": {"type": "downtime", "attributes": copy.deepcopy(attributes)}}
+            answer: Body = self._downtimes.create(body)["data"]
+            return answer
+
+    def cancel_downtime(self, downtime_id: str) -> None:
+        with self._lock:
+            self._downtimes.cancel(downtime_id)
 
     # -- HTTP
 
@@ -198,7 +224,10 @@ class FakeDatadog:
                 entry.status = LOST_RESPONSE
                 _drop(handler)
                 return
-            _answer(handler, entry, 200, payload, headers)
+            if payload is NO_CONTENT:
+                _answer(handler, entry, 204, None, headers)
+            else:
+                _answer(handler, entry, 200, payload, headers)
         except Rejected as rejected:
             _answer(handler, entry, rejected.status, {"errors": rejected.errors}, headers)
         except Exception as error:  # a bug in the fake: make it loud in the test that hit it
@@ -237,6 +266,17 @@ class FakeDatadog:
                     return self._dashboards.update(key, body)
                 case "delete dashboard":
                     return self._dashboards.delete(key)
+                case "list downtimes":
+                    return self._downtimes.listing(query)
+                case "create downtime":
+                    return self._downtimes.create(body)
+                case "get downtime":
+                    return self._downtimes.get(key)
+                case "update downtime":
+                    return self._downtimes.update(key, body)
+                case "cancel downtime":
+                    self._downtimes.cancel(key)
+                    return NO_CONTENT
         raise AssertionError(route.action)
 
 
@@ -260,7 +300,7 @@ def _read_body(handler: _Handler) -> bytes:
 
 
 def _answer(handler: _Handler, entry: Request, status: int, payload: Any, headers: dict[str, str]) -> None:
-    data = json.dumps(payload).encode()
+    data = b"" if status == 204 else json.dumps(payload).encode()
     entry.status = status  # before the client can read the answer, so the log is complete when a call returns
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")

@@ -1,0 +1,138 @@
+"""`obs maintenance start|end|list`: unplanned maintenance as ad-hoc downtimes, and every window in effect.
+
+An ad-hoc downtime mutes what a planned window mutes by default, scoped the same way (one downtime per muted
+metric of the queue), but carries a marker of its own: `obs sync` reads it as unmanaged, so it neither
+deletes nor changes it, and it ends when it expires or on `obs maintenance end`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sync.cli import live
+from sync.cli.conventions import Commands, Exit
+from sync.cli.desired import checked
+from sync.core.downtimes import minutes_of, schedule_words
+from sync.core.kinds import DOWNTIME, MONITOR
+from sync.core.resources import Resource
+from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.reads import downtime_key
+from sync.definitions.maintenance import mutes_by_default
+from sync.errors import ObsError
+from sync.expand import maintenance
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser("maintenance", help="start, end and list maintenance windows (Datadog downtimes)")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    start = actions.add_parser("start", help="mute a queue's age, backlog, depth, in-flight and worker monitors now")
+    start.add_argument("--env", required=True, help="the environment")
+    start.add_argument("--queue", required=True, help="the queue's logical name")
+    start.add_argument("--for", dest="length", type=_length, default=60, metavar="DURATION", help="e.g. 90m, 2h (1h)")
+    start.add_argument("--reason", default="", help="why, for the downtime's message")
+    end = actions.add_parser("end", help="cancel a queue's ad-hoc downtimes (planned windows stay)")
+    end.add_argument("--env", required=True, help="the environment")
+    end.add_argument("--queue", required=True, help="the queue's logical name")
+    listing = actions.add_parser("list", help="planned and ad-hoc windows with their remaining time")
+    listing.add_argument("--env", required=True, help="the environment")
+    listing.add_argument("--queue", help="only this queue's windows")
+    for sub in (start, end, listing):
+        live.options(sub, adopt=False)
+    parser.set_defaults(handler=run)
+
+
+def _length(text: str) -> int:
+    minutes = minutes_of(text)
+    if not 0 < minutes <= 7 * 1440:
+        raise argparse.ArgumentTypeError("write a duration of at most a week, e.g. 90m, 2h or 1d")
+    return minutes
+
+
+def run(args: argparse.Namespace) -> int:
+    defs, desired = checked(args.definitions, args.env)
+    if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[args.env]}:
+        known = ", ".join(q.name for q in defs.env_queues[args.env])
+        raise ObsError.of(f"unknown queue '{args.queue}' in {args.env}", f"use one of: {known}")
+    with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
+        try:
+            if args.action == "start":
+                return _start(dd, args, mutes_by_default(defs), desired)
+            if args.action == "end":
+                return _end(dd, args)
+            return _list(dd, args)
+        except RequestFailed as exc:
+            raise ObsError.of(f"Datadog refused: {exc}", "try again; --verbose shows the calls made") from None
+
+
+def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desired: Sequence[Resource]) -> int:
+    present = {r.key.split("/")[2] for r in desired if r.kind == MONITOR and r.queue == args.queue}
+    muted = [m for m in metrics if m in present]
+    if not muted:
+        raise ObsError.of(f"queue '{args.queue}' has no monitor to mute in {args.env}", "check its metrics")
+    start = datetime.now(UTC).replace(microsecond=0)
+    end = start + timedelta(minutes=args.length)
+    for metric in muted:
+        dd.create(DOWNTIME, maintenance.adhoc(args.env, args.queue, metric, start, end, args.reason))
+    print(f"muted {', '.join(muted)} of {args.queue} in {args.env} until {end:%Y-%m-%d %H:%M} UTC")
+    return Exit.OK
+
+
+def _end(dd: Datadog, args: argparse.Namespace) -> int:
+    ended = 0
+    for found in dd.downtimes():
+        key = maintenance.adhoc_key(str(found.get("message") or ""))
+        if key is not None and key.startswith(f"{args.env}/{args.queue}/"):
+            dd.delete(DOWNTIME, str(found["id"]))
+            ended += 1
+    print(f"ended {ended} ad-hoc downtimes of {args.queue} in {args.env}")
+    return Exit.OK
+
+
+def _list(dd: Datadog, args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    rows: dict[tuple[str, str], list[str]] = {}  # (kind and name, when) -> queue/metric
+    for found in dd.downtimes():
+        message = str(found.get("message") or "")
+        planned, adhoc = downtime_key(found), maintenance.adhoc_key(message)
+        key = planned or adhoc
+        if key is None or not key.startswith(f"{args.env}/"):
+            continue  # made by hand, or another environment's
+        _, queue, metric = key.split("/")[:3]
+        if args.queue is not None and queue != args.queue:
+            continue
+        if planned is not None:
+            label = f"planned  {planned.rsplit('/', 1)[1]}  {schedule_words(found.get('schedule') or {})}"
+        else:
+            reason = next(
+                (line.removeprefix("Reason: ") for line in message.splitlines() if line.startswith("Reason: ")), ""
+            )
+            label = f"ad-hoc  {reason or '(no reason given)'}"
+        rows.setdefault((label, _remaining(found, now)), []).append(f"{queue} {metric}")
+    if not rows:
+        print(f"no maintenance windows in {args.env}")
+    for (label, when), muted in sorted(rows.items()):
+        print(f"{label}: {when}; mutes {', '.join(sorted(muted))}")
+    return Exit.OK
+
+
+def _remaining(found: Mapping[str, Any], now: datetime) -> str:
+    schedule = found.get("schedule") or {}
+    current = schedule.get("current_downtime") if "recurrences" in schedule else schedule
+    if not current or not current.get("start"):
+        return "no occurrence ahead"
+    start = datetime.fromisoformat(str(current["start"]))
+    end = datetime.fromisoformat(str(current["end"])) if current.get("end") else None
+    if start > now:
+        return f"next in {_span(start - now)}"
+    return f"{_span(end - now)} left" if end else "until canceled"
+
+
+def _span(delta: timedelta) -> str:
+    minutes = max(0, int(delta.total_seconds() // 60))
+    hours, rest = divmod(minutes, 60)
+    if not hours:
+        return f"{rest} min"
+    return f"{hours} h" + (f" {rest} min" if rest else "")

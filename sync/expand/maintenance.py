@@ -1,0 +1,260 @@
+"""Pure: an environment's maintenance windows -> Datadog downtimes, drain notes and mute records.
+
+Scoping. A v2 downtime selects monitors by their own tags, ANDed, so it follows a monitor that is deleted and
+created again. A set of metrics cannot be expressed as one AND of tags, so each window gets one downtime per
+queue and muted metric, selecting `managed-by:obs`, `env:`, `queue:` and `metric:`: exactly the muted
+monitors of that queue, never its DLQ or delivery-failure monitors, and never a monitor obs does not manage.
+
+The drain check. A downtime lasts the window plus the queue's drain grace (`drain_minutes`, else from the
+queue's class). When it expires with the monitor still alerting, Datadog notifies at once
+(`notify_end_types: expired`), and the muted monitors' messages carry a line naming the windows that mute
+them. So parked work that has not drained pages through the queue's own monitors, with the reason, and no
+separate monitor per window is needed (which would duplicate every threshold of the queue).
+
+Cost. Which windows mute which queue is worked out once per environment (windows x scoped queues), so a
+monitor looks its notes up in a dict instead of scanning every window.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from dateutil.rrule import rrulestr
+
+from sync.core.downtimes import duration, schedule_words
+from sync.core.kinds import DOWNTIME
+from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource
+from sync.definitions.maintenance import mutes
+from sync.definitions.model import Definitions, Environment, Queue, Window
+from sync.expand.settings import Shared, settings_for
+
+# Depth, age and backlog of a parking queue grow by design while the window lasts, whatever it mutes.
+PARKING_MUTES = ("age", "backlog_minutes", "depth")
+DRAIN_METRIC = "backlog_minutes"  # its critical threshold (minutes) is how long the class may take to drain
+DEFAULT_DRAIN_MINUTES = 60  # a queue whose class declares neither an SLO nor a drain threshold
+# Datadog's notification on expiry is what pages when parked work did not drain: see the module docstring.
+NOTIFY_END_STATES = ("alert", "no data", "warn")
+
+
+@dataclass(frozen=True)
+class Muting:
+    """One window's hold on one queue: the metrics it mutes there and the queue's grace to drain after it."""
+
+    window: Window
+    metrics: frozenset[str]
+    drain_minutes: int
+
+
+Mutings = Mapping[str, tuple[Muting, ...]]  # queue -> the windows that mute some of its monitors
+
+
+def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared: Shared) -> Mutings:
+    """For each queue, the windows that mute it; computed once per environment."""
+    if not env.maintenance:
+        return {}
+    by_name = {q.name: q for q in queues}
+    known = {m.name for m in defs.metrics}
+    parking_mutes = frozenset(m for m in PARKING_MUTES if m in known)
+    out: dict[str, list[Muting]] = {}
+    for window in env.maintenance:
+        muted = frozenset(mutes(defs, window))
+        held: dict[str, frozenset[str]] = {q.name: muted for q in _scoped(window, queues)}
+        for name in window.parking:
+            if name in by_name:
+                held[name] = held.get(name, frozenset()) | parking_mutes
+        for name, metrics in held.items():
+            grace = window.drain_minutes
+            if grace is None:
+                grace = drain_minutes(defs, env, by_name[name], shared)
+            out.setdefault(name, []).append(Muting(window, metrics, grace))
+    return {name: tuple(found) for name, found in out.items()}
+
+
+def _scoped(window: Window, queues: Sequence[Queue]) -> list[Queue]:
+    if window.queues is not None:
+        names = set(window.queues)
+        return [q for q in queues if q.name in names]  # a queue disabled here has no monitors to mute
+    return [q for q in queues if window.cls is None or q.cls == window.cls]
+
+
+def drain_minutes(defs: Definitions, env: Environment, queue: Queue, shared: Shared) -> int:
+    """The class's grace to drain: the longer of its SLO and its drain-time (backlog) threshold."""
+    found = [math.ceil(queue.slo_seconds / 60)] if queue.slo_seconds else []
+    metric = next((m for m in defs.metrics if m.name == DRAIN_METRIC), None)
+    if metric is not None and (metric.classes is None or queue.cls in metric.classes):
+        settings = settings_for(defs, env, queue, metric, shared)
+        critical = settings["thresholds"].get("critical")
+        if settings["enabled"] and not settings.get("threshold_basis") and isinstance(critical, int | float):
+            found.append(math.ceil(critical))
+    return max(found) if found else DEFAULT_DRAIN_MINUTES
+
+
+def drain_note(held: Iterable[Muting], metric: str) -> str:
+    """The line a muted monitor's alert carries: which window may have left work behind."""
+    named = [
+        f"`{m.window.name}` ({_words(m.window)}, {m.drain_minutes} min to drain)" for m in held if metric in m.metrics
+    ]
+    if not named:
+        return ""
+    return (
+        "{{#is_alert}}If the maintenance window "
+        + " or ".join(named)
+        + " just ended, it left work behind: the queue did not return to normal in time.{{/is_alert}}"
+    )
+
+
+def downtimes(env: Environment, held: Mutings, monitors: Iterable[Resource]) -> list[Resource]:
+    """One downtime per window, queue and muted metric that has a monitor here."""
+    present = {(m.queue, m.key.split("/")[2]) for m in monitors if m.queue is not None}
+    out = []
+    for queue, found in held.items():
+        for muting in found:
+            for metric in sorted(muting.metrics):
+                if (queue, metric) in present:
+                    out.append(downtime(env, muting, queue, metric))
+    return out
+
+
+def downtime(env: Environment, muting: Muting, queue: str, metric: str) -> Resource:
+    window = muting.window
+    key = f"{env.name}/{queue}/{metric}/maintenance/{window.name}"
+    body = {
+        # Our monitors are not grouped: a scope on group tags would match nothing, so every group it is.
+        "scope": "*",
+        "monitor_identifier": {"monitor_tags": monitor_tags(env.name, queue, metric)},
+        "message": message(env.name, window, queue, metric, muting.drain_minutes, f"{DOWNTIME_MARKER}{key}"),
+        "display_timezone": window.schedule.timezone,
+        "schedule": schedule(window, muting.drain_minutes),
+        "mute_first_recovery_notification": True,  # no "recovered" for an alert nobody was told about
+        "notify_end_states": list(NOTIFY_END_STATES),
+        "notify_end_types": ["expired"],
+    }
+    return Resource(kind=DOWNTIME, key=key, body=body, env=env.name, queue=queue)
+
+
+def monitor_tags(env: str, queue: str, metric: str) -> list[str]:
+    return sorted([MANAGED_TAG, f"env:{env}", f"queue:{queue}", f"metric:{metric}"])
+
+
+def message(env: str, window: Window, queue: str, metric: str, grace: int, marker: str) -> str:
+    lines = [f"[{env}] maintenance {window.name}: {queue} {metric} muted"]
+    if window.description:
+        lines.append(window.description)
+    lines += [f"When: {_words(window)}, plus {grace} min for the queue to drain.", "", marker]
+    return "\n".join(lines)
+
+
+def schedule(window: Window, grace: int) -> dict[str, object]:
+    sched = window.schedule
+    if sched.rrule is not None:
+        recurrence = {"rrule": sched.rrule, "duration": duration(sched.minutes + grace)}
+        return {"recurrences": [recurrence], "timezone": sched.timezone}
+    assert sched.start is not None and sched.end is not None  # a one-time window has both
+    return {"start": sched.start.isoformat(), "end": (sched.end + timedelta(minutes=grace)).isoformat()}
+
+
+def listing(env: Environment) -> str:
+    """The environment's planned windows as a markdown list, for the on-call dashboard."""
+    if not env.maintenance:
+        return "No planned maintenance windows. `obs maintenance list --env " + env.name + "` shows ad-hoc ones."
+    lines = []
+    for window in env.maintenance:
+        scope = f"class {window.cls}" if window.cls else "all"
+        if window.queues is not None:
+            scope = ", ".join(window.queues)
+        parking = f"; parks work in {', '.join(window.parking)}" if window.parking else ""
+        lines.append(f"- **{window.name}**: {_words(window)}; queues {scope}{parking}. {window.description}".rstrip())
+    return "\n".join(lines)
+
+
+def _words(window: Window) -> str:
+    sched = window.schedule
+    if sched.rrule is not None:
+        return schedule_words(
+            {"recurrences": [{"rrule": sched.rrule, "duration": duration(sched.minutes)}], "timezone": sched.timezone}
+        )
+    return schedule_words(
+        {"start": sched.start and sched.start.isoformat(), "end": sched.end and sched.end.isoformat()}
+    )
+
+
+@dataclass(frozen=True)
+class MuteRecord:
+    """One stretch of time in which monitors with all of `monitor_tags` are muted: what an evaluation needs."""
+
+    window: str
+    start: datetime
+    end: datetime  # the window's end plus the drain grace: when the downtime expires
+    window_end: datetime
+    monitor_tags: tuple[str, ...]
+
+
+def records(defs: Definitions, env_name: str, start: datetime, end: datetime) -> list[MuteRecord]:
+    """What an evaluation needs of an environment's planned windows over [start, end): each muted stretch,
+    with the tags of the monitors it mutes (a monitor is muted when it carries all of them)."""
+    env = defs.environment(env_name)
+    return mute_records(env, mutings(defs, env, defs.env_queues[env_name], {}), start, end)
+
+
+def mute_records(env: Environment, held: Mutings, start: datetime, end: datetime) -> list[MuteRecord]:
+    """Every muted stretch of each downtime that overlaps [start, end), in time order."""
+    out = []
+    for queue, found in held.items():
+        for muting in found:
+            for begins, finishes in occurrences(muting.window, start - timedelta(minutes=muting.drain_minutes), end):
+                until = finishes + timedelta(minutes=muting.drain_minutes)
+                if until > start:
+                    for metric in sorted(muting.metrics):
+                        tags = tuple(monitor_tags(env.name, queue, metric))
+                        out.append(MuteRecord(muting.window.name, begins, until, finishes, tags))
+    return sorted(out, key=lambda r: (r.start, r.window, r.monitor_tags))
+
+
+def occurrences(window: Window, start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+    """The window's own stretches (without drain grace) that overlap [start, end), in UTC."""
+    sched = window.schedule
+    if sched.rrule is None:
+        assert sched.start is not None and sched.end is not None
+        return [(sched.start, sched.end)] if sched.start < end and sched.end > start else []
+    zone = ZoneInfo(sched.timezone)
+    length = timedelta(minutes=sched.minutes)
+    # Local midnight well before the range, so an occurrence that began earlier and still lasts is found.
+    first = (start - length - timedelta(days=1)).astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
+    rule = rrulestr(sched.rrule, dtstart=first.replace(tzinfo=None))
+    found = []
+    for local in rule.xafter(first.replace(tzinfo=None), inc=True):
+        begins = local.replace(tzinfo=zone).astimezone(UTC)
+        if begins >= end:
+            break
+        if begins + length > start:
+            found.append((begins, begins + length))
+    return found
+
+
+def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, reason: str) -> dict[str, object]:
+    """An unplanned window's downtime (obs maintenance start): the scoping of a planned one, its own marker."""
+    lines = [f"[{env}] ad-hoc maintenance: {queue} {metric} muted"]
+    if reason:
+        lines.append(f"Reason: {reason}")
+    lines += [f"Until {end:%Y-%m-%d %H:%M} UTC (obs maintenance end --env {env} --queue {queue} ends it sooner).", ""]
+    lines.append(f"{ADHOC_MARKER}{env}/{queue}/{metric}")
+    return {
+        "scope": "*",
+        "monitor_identifier": {"monitor_tags": monitor_tags(env, queue, metric)},
+        "message": "\n".join(lines),
+        "display_timezone": "UTC",
+        "schedule": {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat()},
+        "mute_first_recovery_notification": True,
+        "notify_end_states": list(NOTIFY_END_STATES),
+        "notify_end_types": ["expired"],  # still alerting when it expires: the queue's monitors page then
+    }
+
+
+def adhoc_key(message: str) -> str | None:
+    """`env/queue/metric` of an ad-hoc downtime, from its marker line; None for any other downtime."""
+    keys = [line.strip().removeprefix(ADHOC_MARKER) for line in message.splitlines() if line.startswith(ADHOC_MARKER)]
+    return keys[0] if len(keys) == 1 and keys[0].count("/") == 2 else None

@@ -1,0 +1,305 @@
+"""Maintenance windows as Datadog downtimes, end to end: the real CLI and client against the fake Datadog."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.errors import ObsError
+from sync.expand import maintenance
+from sync.expand.desired import expand
+
+from .conftest import Obs, Run
+from .fakedd import FakeDatadog
+
+MARKER = "managed-by:obs obs-key:"
+
+
+def live_downtimes(dd: FakeDatadog) -> dict[str, dict[str, object]]:
+    """Downtimes that are not canceled, by the key in their marker line (or their id when unmarked)."""
+    found = {}
+    for item in dd.downtimes.values():
+        attributes = item["attributes"]
+        if attributes["canceled"] is not None:
+            continue
+        lines = (attributes.get("message") or "").splitlines()
+        keys = [line.removeprefix(MARKER) for line in lines if line.startswith(MARKER)]
+        found[keys[0] if keys else item["id"]] = attributes
+    return found
+
+
+def changes(plan: dict[str, object]) -> dict[str, str]:
+    return {c["key"]: c["action"] for c in plan["changes"] if c["action"] != "unchanged"}  # type: ignore[attr-defined]
+
+
+def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert "Applied: 61 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    downtimes = live_downtimes(dd)
+    assert len(downtimes) == 11
+    age = downtimes["prod/default/age/maintenance/nightly-migrations"]
+    assert age["monitor_identifier"] == {"monitor_tags": ["env:prod", "managed-by:obs", "metric:age", "queue:default"]}
+    # The server filled in a recurrence start obs did not send (and shows a status and current_downtime).
+    assert age["schedule"]["recurrences"][0]["start"]  # type: ignore[index]
+    # Neither the DLQ nor the delivery failures are muted, nor the parking queue's retention risk.
+    assert not [k for k in downtimes if "/dlq/" in k or "delivery_failures" in k or "retention_risk" in k]
+
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 61 unchanged, 0 unmanaged." in obs.out
+
+
+def test_a_hand_made_downtime_is_never_touched(obs: Obs, dd: FakeDatadog) -> None:
+    made = dd.create_downtime(
+        {"scope": "*", "monitor_identifier": {"monitor_tags": ["queue:default"]}, "message": "by hand"}
+    )
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert dd.downtimes[made["id"]]["attributes"]["canceled"] is None
+    assert dd.downtimes[made["id"]]["attributes"]["message"] == "by hand"
+
+
+def test_a_removed_window_is_canceled_and_a_changed_one_updated(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    prod = obs.definitions / "environments" / "prod.yaml"
+    text = prod.read_text()
+    prod.write_text(text.replace("BYHOUR=1;", "BYHOUR=2;"))
+    plan = obs.plan()
+    assert set(changes(plan).values()) == {"update"}
+    updated = [c for c in plan["changes"] if c["action"] == "update" and c["kind"] == "downtime"]
+    assert len(updated) == 11
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
+
+    prod.write_text(text[: text.index("# Nightly database migrations")])
+    plan = obs.plan()
+    deleted = {k for k, a in changes(plan).items() if a == "delete"}
+    assert len(deleted) == 11 and all("/maintenance/" in k for k in deleted)
+    assert obs("sync", "--env", "prod") == 1  # the mass-delete guard counts downtimes like monitors
+    assert "refusing to delete 11 of the 61 objects" in obs.err
+    assert obs("sync", "--env", "prod", "--allow-mass-delete") == 0, obs.err
+    assert live_downtimes(dd) == {}
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
+
+
+def test_an_edit_in_the_ui_shows_as_drift_and_is_reverted(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    (item,) = [d for d in dd.downtimes.values() if "prod/low/depth/maintenance" in (d["attributes"]["message"] or "")]
+    item["attributes"]["schedule"]["recurrences"][0]["duration"] = "1h"
+    assert changes(obs.plan()) == {"prod/low/depth/maintenance/nightly-migrations": "update"}
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
+
+
+def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    code = obs("maintenance", "start", "--env", "prod", "--queue", "high", "--for", "2h", "--reason", "disk swap")
+    assert code == 0, obs.err
+    started = {k: v for k, v in live_downtimes(dd).items() if "/maintenance/" not in k}
+    assert len(started) == 6  # age, backlog, depth, in-flight, CPU and memory of `high`
+    assert all("disk swap" in str(a["message"]) for a in started.values())
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert len(live_downtimes(dd)) == 11 + 6
+
+    # Global options are accepted after a subcommand's action too.
+    assert obs("maintenance", "list", "--env", "prod", "--definitions", str(obs.definitions)) == 0, obs.err
+    assert "nightly-migrations" in obs.out and "disk swap" in obs.out and "ad-hoc" in obs.out
+    assert "1 h 59 min left" in obs.out or "2 h left" in obs.out
+
+    assert obs("maintenance", "end", "--env", "prod", "--queue", "high") == 0, obs.err
+    assert "ended 6 ad-hoc downtimes" in obs.out
+    assert len(live_downtimes(dd)) == 11
+
+
+def test_maintenance_refuses_an_unknown_queue(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("maintenance", "start", "--env", "prod", "--queue", "nope", "--for", "1h") == 1
+    assert "unknown queue 'nope'" in obs.err
+
+
+def test_maintenance_help(obs: Obs) -> None:
+    for sub in ("start", "end", "list"):
+        try:
+            obs("maintenance", sub, "--help")
+        except SystemExit as exc:
+            assert exc.code == 0
+        assert "--env" in obs.capsys.readouterr().out or "--env" in obs.out
+
+
+STAGING_WINDOW = """
+maintenance:
+  - name: reindex-freeze
+    description: Search cluster upgrade.
+    schedule: {rrule: "FREQ=WEEKLY;BYDAY=SU;BYHOUR=3;BYMINUTE=30", duration: 90m, timezone: America/New_York}
+    queues: {class: feature}
+    mutes: [age, depth]
+    drain_minutes: 45
+"""
+
+
+def test_diff_of_a_change_that_adds_a_window_says_what_it_silences_and_when(repo: Path, run: Run) -> None:
+    staging = repo / "environments" / "staging.yaml"
+    staging.write_text(staging.read_text() + STAGING_WINDOW)
+    code, out, err = run(repo, "--base", "HEAD", "--env", "staging", "--detailed-exitcode")
+    assert (code, err) == (2, "")
+    assert "+ downtime staging/introduction/age/maintenance/reindex-freeze" in out
+    assert "Who stops being paged, and when (maintenance windows):" in out
+    assert (
+        "staging: window reindex-freeze silences 1 monitor of introduction (age): "
+        "on Sun at 03:30 for 2 h 15 min, America/New_York time"
+    ) in out
+    # Feature queues have no depth monitor: the window mutes only what exists; the muted monitor says so.
+    assert "introduction/depth/maintenance" not in out
+    assert "~ monitor staging/introduction/age" in out and "If the maintenance window `reindex-freeze`" in out
+    code, markdown, _ = run(repo, "--base", "HEAD", "--env", "staging", "--format", "markdown")
+    assert "### Who stops being paged, and when (maintenance windows)" in markdown
+
+
+def mute_window(text: str) -> str:
+    return f"""
+maintenance:
+  - name: upgrade
+{text}"""
+
+
+BAD_WINDOWS = {
+    "past": (
+        '    schedule: {start: "2020-01-10T01:00:00Z", end: "2020-01-10T03:00:00Z"}\n    queues: [low]\n',
+        "schedule.start: the one-time window starts in the past",
+    ),
+    "unknown queue": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: [lwo]\n',
+        "maintenance[0].queues[0]: unknown queue 'lwo' in the window's scope: did you mean 'low'?",
+    ),
+    "unknown class": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: {class: shrot}\n',
+        "queues.class: unknown class 'shrot'",
+    ),
+    "unknown metric": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    mutes: [agee]\n',
+        "maintenance[0].mutes[0]: unknown metric 'agee'",
+    ),
+    "bad rrule": (
+        '    schedule: {rrule: "FREQ=SOMETIMES;BYHOUR=1", duration: 1h}\n',
+        "schedule.rrule: the RRULE does not parse",
+    ),
+    "dtstart in rrule": (
+        '    schedule: {rrule: "FREQ=DAILY;DTSTART=20270101T000000", duration: 1h}\n',
+        "DTSTART is not allowed in the RRULE",
+    ),
+    "bad duration": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 2 hours}\n',
+        "schedule.duration: '2 hours' is not a duration",
+    ),
+    "schedule form": (
+        '    schedule: {rrule: "FREQ=DAILY"}\n',
+        'maintenance[0].schedule: {"rrule": "FREQ=DAILY"} has none of the allowed forms: write {rrule, duration',
+    ),
+    "scope form": (
+        '    schedule: {rrule: "FREQ=DAILY", duration: 1h}\n    queues: cheese\n',
+        'maintenance[0].queues: "cheese" has none of the allowed forms: write all, a list of queue names',
+    ),
+    "bad time zone": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h, timezone: Europe/Berlim}\n',
+        "schedule.timezone: unknown time zone 'Europe/Berlim'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_WINDOWS))
+def test_a_bad_window_is_a_clear_error_naming_file_and_line(obs: Obs, case: str) -> None:
+    text, expected = BAD_WINDOWS[case]
+    staging = obs.definitions / "environments" / "staging.yaml"
+    before = staging.read_text()
+    staging.write_text(before + mute_window(text))
+    assert obs("validate") == 1
+    line = before.count("\n") + 4 + ("queues" in expected or "mutes" in expected)
+    assert f"environments/staging.yaml:{line}: " in obs.err, obs.err
+    assert expected in obs.err
+    assert "Traceback" not in obs.err
+
+
+def test_one_time_windows_are_checked_against_the_time_they_are_loaded(example_copy: Path) -> None:
+    staging = example_copy / "environments" / "staging.yaml"
+    staging.write_text(
+        staging.read_text()
+        + mute_window(
+            '    schedule: {start: 2027-01-10T01:00:00Z, end: "2027-01-10T03:00:00+00:00"}\n    queues: [low]\n'
+        )
+    )
+    defs = load(example_copy, now=datetime(2027, 1, 1, tzinfo=UTC))
+    resources = expand(defs, "staging")
+    (depth,) = [r for r in resources if r.key == "staging/low/depth/maintenance/upgrade"]
+    # The downtime lasts the window plus the long class's drain time (its backlog threshold: 240 min).
+    assert depth.body["schedule"] == {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:00:00+00:00"}
+    with pytest.raises(ObsError, match="starts in the past"):
+        load(example_copy, now=datetime(2027, 1, 10, 2, tzinfo=UTC))
+
+
+def test_mute_records_for_an_evaluation(example: Definitions) -> None:
+    env = example.environment("prod")
+    queues = example.env_queues["prod"]
+    held = maintenance.mutings(example, env, queues, {})
+    start = datetime(2027, 3, 1, tzinfo=UTC)  # Monday; Berlin is UTC+1 until 28 March
+    records = maintenance.mute_records(env, held, start, start + timedelta(days=1))
+    default_age = [r for r in records if "queue:default" in r.monitor_tags and "metric:age" in r.monitor_tags]
+    assert [(r.start, r.window_end, r.end) for r in default_age] == [
+        (
+            datetime(2027, 3, 1, 0, tzinfo=UTC),
+            datetime(2027, 3, 1, 2, tzinfo=UTC),
+            datetime(2027, 3, 1, 2, 30, tzinfo=UTC),
+        )
+    ]
+    assert not [r for r in records if "metric:dlq" in r.monitor_tags]
+    assert {r.window for r in records} == {"nightly-migrations"}
+    assert maintenance.records(example, "prod", start, start + timedelta(days=1)) == records
+    # Dev: Friday 19:00 to Monday 07:00 (Berlin) is one weeknight and one weekend, back to back.
+    friday = datetime(2027, 3, 5, 12, tzinfo=UTC)
+    dev = maintenance.records(example, "dev", friday, friday + timedelta(days=3))
+    high_depth = [
+        (r.window, r.start, r.window_end)
+        for r in dev
+        if "queue:high" in r.monitor_tags and "metric:depth" in r.monitor_tags
+    ]
+    assert high_depth == [
+        ("weeknights", datetime(2027, 3, 5, 18, tzinfo=UTC), datetime(2027, 3, 6, 6, tzinfo=UTC)),
+        ("weekends", datetime(2027, 3, 6, 6, tzinfo=UTC), datetime(2027, 3, 8, 6, tzinfo=UTC)),
+    ]
+
+
+def test_the_drain_note_rides_on_the_muted_monitors_only(example: Definitions) -> None:
+    resources = {r.key: r for r in expand(example, "prod")}
+    assert "maintenance window `nightly-migrations`" in resources["prod/default/age"].body["message"]
+    assert "left work behind" in resources["prod/low/depth"].body["message"]
+    assert "nightly-migrations" not in resources["prod/default/dlq"].body["message"]
+    assert "nightly-migrations" not in resources["prod/critical/age"].body["message"]
+
+
+def test_a_thousand_queues_expand_fast(tmp_path: Path, example_copy: Path) -> None:
+    inventory = example_copy / "queues.yaml"
+    text = inventory.read_text()
+    block = text[text.index("  - name: default") : text.index("  - name: low")]
+    extra = "".join(block.replace("default", f"bulk{i}") for i in range(1000))
+    inventory.write_text(text.replace("  - name: low", extra + "  - name: low", 1))
+    prod = example_copy / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("queues: [low, default]", "queues: all"))
+    defs = load(example_copy)
+    began = time.perf_counter()
+    resources = expand(defs, "prod")
+    assert sum(r.kind.name == "downtime" for r in resources) > 6000
+    assert time.perf_counter() - began < 30
+
+
+def test_lost_answers_to_downtime_writes_converge_in_one_run(obs: Obs, dd: FakeDatadog) -> None:
+    """Creates whose answers were lost are looked up by key, and duplicates removed, one key at a time."""
+    dd.faults.lost_response_rate, dd.faults.error_rate = 0.3, 0.1
+    assert obs("sync", "--env", "prod", "--timeout", "2") == 0, obs.out + obs.err
+    dd.faults.lost_response_rate = dd.faults.error_rate = 0.0
+    assert sorted(k for k in live_downtimes(dd) if "/maintenance/" in k) == sorted(
+        r.key for r in expand(load(obs.definitions), "prod") if r.kind.name == "downtime"
+    )
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
