@@ -28,6 +28,7 @@ class Case:
     expectations: tuple[Expectation, ...]
     audience: Audience
     mutes: tuple[MuteWindow, ...] = ()
+    assumptions: tuple[notes.Assumption, ...] = ()  # made while building the series
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Result:
 
 
 def simulate(case: Case) -> Result:
-    used: set[notes.Assumption] = {notes.WINDOW_EDGES, notes.NO_BACKFILL}
+    used: set[notes.Assumption] = {notes.WINDOW_EDGES, notes.NO_BACKFILL, *case.assumptions}
     needed = {key for e in case.expectations for key in e.keys}
     runs: dict[str, dict[str, Run]] = {}
     sent: dict[str, dict[str, tuple[Notification, ...]]] = {}
@@ -76,8 +77,7 @@ def simulate(case: Case) -> Result:
             runs[reading][key] = run
             sent[reading][key] = notifications(run, case.monitors[key], case.mutes, case.duration, used)
     verdicts = tuple(_verdict(case, e, runs, sent, refused) for e in case.expectations)
-    order = {a: i for i, a in enumerate(sorted(used, key=lambda a: (len(a.code), a.code)))}
-    return Result(case, verdicts, runs, sent, tuple(sorted(used, key=order.__getitem__)))
+    return Result(case, verdicts, runs, sent, tuple(sorted(used, key=lambda a: int(a.code[1:]))))
 
 
 def _run(case: Case, key: str, open_end: bool, used: set[notes.Assumption], done: dict[str, Run]) -> Run:
