@@ -67,7 +67,7 @@ def _explain(result: Result, verdict: Verdict) -> list[str]:
 def _steps(run: Run, around: int) -> list[str]:
     index = next((i for i, s in enumerate(run.steps) if s.t >= around), len(run.steps) - 1)
     chosen = run.steps[max(index - AROUND, 0) : index + AROUND + 1]
-    rows = ["  minute  window (data minutes)   value  state    note"]
+    rows = [f"  {'minute':>6}  {'window (points seen)':<22} {'value':>7}  {'state':<8} note"]
     for step in chosen:
         outcome = step.outcome
         window = f"{outcome.start}..{outcome.end} ({outcome.points} pts)" if outcome else "-"
