@@ -22,7 +22,8 @@ def text(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, str
         lines.append(f"{verdict}  {case.scenario} ({file}) in {case.env}")
         for v in result.verdicts:
             mark = "ok  " if v.passed else "FAIL"
-            lines.append(f"  {mark}  {v.expectation.describe()}: {v.refused or v.detail}")
+            said = f"cannot evaluate: {v.refused}" if v.refused else v.detail
+            lines.append(f"  {mark}  {v.expectation.describe()}: {said}")
             if not v.passed and not v.refused:
                 lines += _explain(result, v)
     for file, env, why in skipped:

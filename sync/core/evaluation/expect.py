@@ -35,7 +35,7 @@ class Expectation:
     def describe(self) -> str:
         what = {
             "pages_within": f"pages within {self.within} min",
-            "pages_count": f"pages {self.count} time{'s' * (self.count != 1)}",
+            "pages_count": f"pages {self.count} time{'s' * (self.count != 1)}" if self.count else "never pages",
             "notifies_none": "notifies no one",
             "warns_chat_only": "warns chat, pages no one",
             "recovers_within": f"recovers within {self.within} min of minute {self.after}",
