@@ -1,0 +1,245 @@
+"""The evaluation model, rule by rule, on small cases computed by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from sync.core.evaluation import composite, notes
+from sync.core.evaluation.monitor import run
+from sync.core.evaluation.notes import Refused
+from sync.core.evaluation.notify import MuteWindow, notifications
+from sync.core.evaluation.query import parse
+from sync.core.evaluation.series import Segment, Series, arrivals, points
+from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
+from sync.core.evaluation.window import evaluate
+
+TAGS = {"queuename": "q"}
+
+
+def series(values: Mapping[int, float], metric: str = "m", arrival: Mapping[int, int] | None = None) -> Series:
+    """Points that arrive the minute they are stamped, unless `arrival` says otherwise."""
+    return Series(metric, TAGS, dict(values), dict(arrival or {}))
+
+
+def body(query: str, **options: Any) -> dict[str, Any]:
+    defaults: dict[str, Any] = {"require_full_window": False, "thresholds": {"critical": 10}}
+    return {"type": "query alert", "query": query, "options": {**defaults, **options}, "message": "", "tags": []}
+
+
+def states(query: str, values: Mapping[int, float], duration: int, **options: Any) -> dict[int, str]:
+    result = run("k", body(query, **options), [series(values)], duration, True, set())
+    return {step.t: step.state for step in result.steps}
+
+
+def test_time_aggregators_reduce_the_window_points() -> None:
+    data = series({0: 1, 1: 5, 2: 3})
+    for aggregator, expected in (("avg", 3), ("max", 5), ("min", 1), ("sum", 9)):
+        query = parse(f"{aggregator}(last_3m):max:m{{queuename:q}} > 10")
+        # At t = 3 with no delay, the open window is minutes 0..2.
+        assert evaluate(query, [data], 3, 0, True, False).value == expected
+
+
+def test_window_end_open_or_closed_is_one_point_apart() -> None:
+    query = parse("max(last_2m):max:m{queuename:q} > 10")
+    data = series({0: 1, 1: 2, 2: 30})
+    assert evaluate(query, [data], 2, 0, True, False).value == 2  # minutes 0..1
+    assert evaluate(query, [data], 2, 0, False, False).value == 30  # minutes 0..2
+
+
+def test_space_aggregation_merges_the_selected_series_only() -> None:
+    query = parse("avg(last_1m):sum:m{queuename:q} > 10")
+    other = Series("m", {"queuename": "other"}, {0: 100}, {})
+    twin = Series("m", {"queuename": "q", "region": "eu"}, {0: 3}, {})
+    assert evaluate(query, [series({0: 4}), twin, other], 1, 0, True, False).value == 7
+
+
+def test_as_count_arithmetic_takes_the_sum_path() -> None:
+    # Classic path: the mean of per-minute ratios would be (1/1 + 9/1) / 2 = 5; the as_count path divides the sums.
+    query = parse("sum(last_2m):sum:a{queuename:q}.as_count() / sum:b{queuename:q}.as_count() > 1")
+    assert query.as_count_path
+    data = [series({0: 1, 1: 9}, "a"), series({0: 1, 1: 1}, "b")]
+    assert evaluate(query, data, 2, 0, True, False).value == 5  # (1 + 9) / (1 + 1)
+    data = [series({0: 2, 1: 1}, "a"), series({0: 1, 1: 4}, "b")]
+    assert evaluate(query, data, 2, 0, True, False).value == pytest.approx(3 / 5)
+
+
+def test_the_as_count_path_refuses_anything_but_sum() -> None:
+    query = parse("avg(last_2m):sum:a{queuename:q} / sum:b{queuename:q}.as_count() > 1")
+    with pytest.raises(Refused, match="only sum"):
+        evaluate(query, [series({0: 1}, "a"), series({0: 1}, "b")], 2, 0, True, False)
+
+
+def test_classic_arithmetic_is_per_minute_with_clamp_and_default_zero() -> None:
+    query = parse("avg(last_2m):max:a{queuename:q} / clamp_min(max:b{queuename:q}, 1) > 1")
+    # b is missing at minute 1 and no later point exists to interpolate to: clamp_min turns NaN into 1.
+    data = [series({0: 4, 1: 6}, "a"), series({0: 2}, "b")]
+    assert evaluate(query, data, 2, 0, True, False).value == (4 / 2 + 6 / 1) / 2
+    query = parse("avg(last_2m):default_zero(max:a{queuename:q}) + max:b{queuename:q} > 1")
+    assert evaluate(query, [series({1: 5}, "b")], 2, 0, True, False).value == 5
+
+
+def test_nan_in_arithmetic_skips_the_evaluation() -> None:
+    query = parse("avg(last_2m):max:a{queuename:q} + max:b{queuename:q} > 1")
+    outcome = evaluate(query, [series({0: 1, 1: 1}, "a"), series({}, "b")], 2, 0, True, False)
+    assert outcome.value is None and outcome.skipped
+
+
+def test_gauges_are_interpolated_to_align_arithmetic() -> None:
+    query = parse("max(last_3m):max:a{queuename:q} - max:b{queuename:q} > 100")
+    data = [series({0: 10, 1: 10, 2: 10}, "a"), series({0: 0, 2: 4}, "b")]
+    assert evaluate(query, data, 3, 0, True, False).value == 10  # minute 1: b interpolated to 2 -> 8; max 10
+
+
+def test_evaluation_delay_shifts_the_window() -> None:
+    # A breach stamped minute 20, D = 5 min, last_1m, end open: first seen at t = 20 + 5 + 1.
+    found = states("max(last_1m):max:m{queuename:q} > 10", {20: 50}, 40, evaluation_delay=300)
+    assert found[25] == OK and found[26] == ALERT
+
+
+def test_points_count_only_once_they_arrive() -> None:
+    query = parse("max(last_5m):max:m{queuename:q} > 10")
+    late = series({10: 50}, arrival={10: 18})
+    assert evaluate(query, [late], 15, 0, True, False).empty  # stamped inside the window, not yet arrived
+    assert evaluate(query, [late], 18, 0, True, False).empty  # arrived, but the window has moved past it
+    ok = series({10: 50}, arrival={10: 14})
+    assert evaluate(query, [ok], 15, 0, True, False).value == 50
+
+
+def test_queue_waking_from_idle_reports_its_first_points_late() -> None:
+    used: set[notes.Assumption] = set()
+    stamped = points([Segment(400, None), Segment(420, 1.0)])
+    arrival = arrivals(stamped, 17, True, True, used)
+    assert arrival[400] == 400 + 17 + 15 and arrival[414] == 414 + 32 and arrival[415] == 415 + 17
+    assert notes.QUEUE_WAKE in used
+
+
+def test_shapes_expand_to_points() -> None:
+    made = points([Segment(2, 5.0), Segment(4, None), Segment(7, ramp=(0, 30)), Segment(10, 1.0, every=2)])
+    assert made == {0: 5, 1: 5, 4: 0, 5: 15, 6: 30, 7: 1, 9: 1}
+
+
+def test_require_full_window_skips_an_evaluation_missing_its_oldest_point() -> None:
+    query = parse("avg(last_5m):max:m{queuename:q} > 10")
+    data = series({1: 50, 2: 50, 3: 50, 4: 50})
+    assert evaluate(query, [data], 5, 0, True, True).skipped  # minute 0 (the oldest bucket) is empty
+    assert evaluate(query, [data], 6, 0, True, True).value == 50  # minutes 1..5: only minute 5 empty
+    assert evaluate(query, [series({0: 50})], 5, 0, True, True).skipped  # four empty buckets
+
+
+def test_require_full_window_must_be_explicit() -> None:
+    with pytest.raises(Refused, match="require_full_window"):
+        run(
+            "k",
+            {"type": "query alert", "query": "max(last_1m):max:m{queuename:q} > 1", "options": {}},
+            [],
+            5,
+            True,
+            set(),
+        )
+
+
+def test_no_data_after_the_timeframe_only_with_notify_no_data() -> None:
+    query = "max(last_5m):max:m{queuename:q} > 10"
+    values = {m: 1.0 for m in range(10)}  # the last point is minute 9: from t = 15 the open window is empty
+    found = states(query, values, 40, notify_no_data=True, no_data_timeframe=10)
+    assert found[14] == OK and found[15] == OK and found[24] == OK and found[25] == NO_DATA
+    assert states(query, values, 40, notify_no_data=False)[40] == OK
+    # The default timeframe is twice the window (U9): 10 min.
+    assert states(query, values, 40, notify_no_data=True)[25] == NO_DATA
+
+
+def test_an_empty_window_keeps_an_alert_until_timeout() -> None:
+    query = "max(last_5m):max:m{queuename:q} > 10"
+    values = {m: 50.0 for m in range(10)}
+    assert states(query, values, 200)[200] == ALERT  # no timeout_h: the alert never resolves
+    found = states(query, values, 200, timeout_h=1)
+    assert found[74] == ALERT and found[75] == OK  # empty from t = 15, resolved 60 min later
+
+
+def test_recovery_thresholds_gate_the_way_back() -> None:
+    # U14's own example: 80 / warning 60 / critical_recovery 70; the series 90 -> 75 -> 65 -> 50.
+    thresholds = {"critical": 80, "warning": 60, "critical_recovery": 70}
+    found = states("max(last_1m):max:m{queuename:q} > 80", {0: 90, 1: 75, 2: 65, 3: 50}, 4, thresholds=thresholds)
+    assert [found[t] for t in (1, 2, 3, 4)] == [ALERT, ALERT, WARN, OK]
+
+
+def test_below_threshold_comparators_and_their_recovery() -> None:
+    thresholds = {"critical": 1, "critical_recovery": 3}
+    found = states("min(last_1m):max:m{queuename:q} < 1", {0: 0, 1: 2, 2: 3}, 3, thresholds=thresholds)
+    assert [found[t] for t in (1, 2, 3)] == [ALERT, ALERT, OK]  # `<` recovers at >= 3
+
+
+def test_renotify_repeats_while_alerting_and_stops_at_recovery() -> None:
+    result = Run("k", tuple(Step(t, ALERT if 10 <= t < 100 else OK) for t in range(121)), False)
+    sent = notifications(
+        result, {"message": "{{#is_alert}}@pd{{/is_alert}}", "options": {"renotify_interval": 30}}, [], 120, set()
+    )
+    assert [(n.t, n.kind) for n in sent] == [(10, "alert"), (40, "renotify"), (70, "renotify"), (100, "recovery")]
+    assert sent[0].targets == frozenset({"@pd"}) and sent[3].targets == frozenset()
+
+
+def test_downtime_mutes_then_notifies_at_expiry() -> None:
+    result = Run("k", tuple(Step(t, ALERT if t >= 20 else OK) for t in range(61)), False)
+    mute = MuteWindow(10, 40)
+    sent = notifications(result, {"message": "@pd", "options": {}}, [mute], 60, set())
+    assert [(n.t, n.kind, n.muted) for n in sent] == [(20, "alert", True), (40, "downtime_end", False)]
+
+
+def test_recovery_inside_a_downtime_of_an_earlier_alert_is_sent() -> None:
+    result = Run("k", tuple(Step(t, ALERT if 5 <= t < 30 else OK) for t in range(61)), False)
+    sent = notifications(result, {"message": "@pd", "options": {}}, [MuteWindow(10, 50)], 60, set())
+    assert [(n.t, n.kind, n.muted) for n in sent] == [(5, "alert", False), (30, "recovery", False)]
+    quiet = MuteWindow(10, 50, mute_first_recovery_notification=True)
+    assert notifications(result, {"message": "@pd", "options": {}}, [quiet], 60, set())[1].muted
+
+
+def test_downtime_scope_by_tags() -> None:
+    used: set[notes.Assumption] = set()
+    assert MuteWindow(0, 1, ("env:dev",)).targets("k", ["env:dev", "queue:q"], used)
+    assert not MuteWindow(0, 1, ("env:dev", "queue:x")).targets("k", ["env:dev", "queue:q"], used)
+    assert not MuteWindow(0, 1, scope="queuename:q").targets("k", ["env:dev"], used)  # U18
+    assert notes.DOWNTIME_SCOPE in used
+
+
+@pytest.mark.parametrize(
+    ("query", "a", "b", "expected"),
+    [
+        ("${monitor_id:a} && ${monitor_id:b}", ALERT, WARN, WARN),
+        ("${monitor_id:a} && ${monitor_id:b}", ALERT, OK, OK),
+        ("${monitor_id:a} && ${monitor_id:b}", NO_DATA, OK, OK),
+        ("${monitor_id:a} || ${monitor_id:b}", WARN, ALERT, ALERT),
+        ("${monitor_id:a} || ${monitor_id:b}", OK, OK, OK),
+        ("${monitor_id:a} || !${monitor_id:b}", OK, OK, ALERT),
+        ("${monitor_id:a} || !${monitor_id:b}", OK, NO_DATA, NO_DATA),
+        ("!(${monitor_id:a} && ${monitor_id:b})", ALERT, ALERT, OK),
+    ],
+)
+def test_composite_status_algebra(query: str, a: str, b: str, expected: str) -> None:
+    assert composite.combine(composite.parse(query), {"a": a, "b": b}.__getitem__) == expected
+
+
+def test_composite_follows_its_monitors_a_minute_later_and_keeps_state_on_no_data() -> None:
+    a = Run("a", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(20)), False)
+    b = Run("b", tuple(Step(t, NO_DATA if t >= 10 else ALERT) for t in range(20)), False)
+    body = {"type": "composite", "query": "${monitor_id:a} && ${monitor_id:b}", "options": {}}
+    result = composite.run("c", body, {"a": a, "b": b}, 19, set())
+    assert result.state_at(5) == OK and result.state_at(6) == ALERT
+    assert result.state_at(12) == ALERT  # NO DATA without notify_no_data: the last known state
+
+
+def test_queries_obs_emits_parse() -> None:
+    query = parse(
+        "avg(last_15m):( max:aws.sqs.approximate_number_of_messages_visible{queuename:p} "
+        "+ max:aws.sqs.approximate_number_of_messages_not_visible{queuename:p} ) "
+        "/ clamp_min(sum:aws.sqs.number_of_messages_deleted{queuename:p}.as_count(), 0.1) > 30"
+    )
+    assert query.window == 15 and query.threshold == 30 and query.as_count_path and len(query.leaves) == 3
+    assert (
+        parse("max(last_1h):avg:aws.ecs.service.memory_utilization.maximum{clustername:c,servicename:s} >= 90").window
+        == 60
+    )
+    with pytest.raises(Refused, match="multi-alert"):
+        parse("max(last_5m):max:m{*} by {queuename} > 1")
