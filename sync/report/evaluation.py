@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sync.core.evaluation.notes import Assumption
+from sync.core.evaluation.notify import Notification
 from sync.core.evaluation.simulate import Result, Verdict
 from sync.core.evaluation.states import Run
 
@@ -58,11 +59,22 @@ def _explain(result: Result, verdict: Verdict) -> list[str]:
         return out
     out.append(f"        evaluations around minute {decided.decisive}:")
     out += [f"        {line}" for line in _steps(run, decided.decisive)]
-    sent = [n for n in result.sent[reading][key] if abs(n.t - decided.decisive) <= 60]
-    for n in sent[:6]:
-        who = " ".join(sorted(n.targets)) or "no one"
-        out.append(f"        minute {n.t}: {n.kind} ({n.state}) to {who}" + (" [muted]" if n.muted else ""))
+    changes = ", ".join(f"{now} at {t}" for t, _, now in run.transitions()) or "none"
+    out.append(f"        state changes over the run: {changes}")
+    out += [f"        {line}" for line in _sent(result.sent[reading][key])]
     return out
+
+
+def _sent(sent: Sequence[Notification]) -> list[str]:
+    """The notifications, one line per kind and audience: `renotify (ALERT) at 152, 212 to @pd`."""
+    grouped: dict[tuple[str, str, str, bool], list[int]] = {}
+    for n in sent:
+        grouped.setdefault((n.kind, n.state, " ".join(sorted(n.targets)) or "no one", n.muted), []).append(n.t)
+    lines = []
+    for (kind, state, who, muted), minutes in sorted(grouped.items(), key=lambda item: item[1][0]):
+        shown = ", ".join(str(t) for t in minutes[:8]) + (f" and {len(minutes) - 8} more" if len(minutes) > 8 else "")
+        lines.append(f"{kind} ({state}) at minute {shown} to {who}" + (", muted by a downtime" if muted else ""))
+    return lines or ["no notifications"]
 
 
 def _steps(run: Run, around: int) -> list[str]:
