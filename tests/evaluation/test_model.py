@@ -243,3 +243,26 @@ def test_queries_obs_emits_parse() -> None:
     )
     with pytest.raises(Refused, match="multi-alert"):
         parse("max(last_5m):max:m{*} by {queuename} > 1")
+
+
+def test_on_missing_data_decides_an_empty_window() -> None:
+    query = "max(last_5m):max:m{queuename:q} > 10"
+    values = {m: 50.0 for m in range(10)}  # ALERT, then empty windows from t = 15
+    assert states(query, values, 40, on_missing_data="resolve")[19] == ALERT
+    assert states(query, values, 40, on_missing_data="resolve")[20] == OK  # after one window W of silence
+    assert states(query, values, 40, on_missing_data="show_no_data")[20] == NO_DATA
+    assert states(query, values, 40, on_missing_data="default")[40] == ALERT  # a gauge keeps its state
+    failures = "aws.sns.number_of_notifications_failed"
+    count = body(f"sum(last_5m):sum:{failures}{{queuename:q}}.as_count() > 0", on_missing_data="default")
+    found = run("k", count, [series(values, failures)], 40, True, set())
+    assert found.state_at(14) == ALERT and found.state_at(15) == OK  # a count query's empty window is 0
+
+
+def test_renotify_statuses_and_occurrences() -> None:
+    result = Run("k", tuple(Step(t, WARN) for t in range(100)), False)
+    message = {"message": "{{#is_warning}}@chat{{/is_warning}}"}
+    default = notifications(result, {**message, "options": {"renotify_interval": 20}}, [], 99, set())
+    assert [n.kind for n in default] == ["warning"]  # by default only alert and no data renotify
+    options = {"renotify_interval": 20, "renotify_statuses": ["warn"], "renotify_occurrences": 2}
+    capped = notifications(result, {**message, "options": options}, [], 99, set())
+    assert [(n.t, n.kind) for n in capped] == [(0, "warning"), (20, "renotify"), (40, "renotify")]

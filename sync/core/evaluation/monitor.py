@@ -158,7 +158,8 @@ def _empty(
         if silent < window:
             return state, f"no data for {silent} min", outcome
         return (OK if s.on_missing_data == "resolve" else NO_DATA), f"no data for {silent} min", outcome
-    used.add(notes.EMPTY_COUNT_WINDOW)
+    if any(is_count(leaf) for leaf in s.query.leaves):
+        used.add(notes.EMPTY_COUNT_WINDOW)  # a count query is where an empty window might have meant 0
     if s.notify_no_data and evaluated and silent >= s.no_data_timeframe:
         return NO_DATA, f"no data for {silent} min", outcome
     return state, f"no data for {silent} min: evaluation skipped", outcome
