@@ -266,3 +266,26 @@ def test_renotify_statuses_and_occurrences() -> None:
     options = {"renotify_interval": 20, "renotify_statuses": ["warn"], "renotify_occurrences": 2}
     capped = notifications(result, {**message, "options": options}, [], 99, set())
     assert [(n.t, n.kind) for n in capped] == [(0, "warning"), (20, "renotify"), (40, "renotify")]
+
+
+def test_as_count_on_a_count_metric_sums_whatever_the_aggregator() -> None:
+    failures = "aws.sns.number_of_notifications_failed"
+    data = [series({0: 2, 1: 3}, failures)]
+    assert (
+        evaluate(parse(f"avg(last_2m):sum:{failures}{{queuename:q}}.as_count() > 0"), data, 2, 0, True, False).value
+        == 5
+    )
+    # On a gauge the modifier changes nothing (U4 for the SQS counters).
+    assert (
+        evaluate(
+            parse("avg(last_2m):sum:m{queuename:q}.as_count() > 0"), [series({0: 2, 1: 3})], 2, 0, True, False
+        ).value
+        == 2.5
+    )
+
+
+def test_full_window_buckets_follow_the_windows_unit() -> None:
+    # last_1h: six 10-minute buckets; points only in the first two leave four empty: not full.
+    query = parse("avg(last_1h):max:m{queuename:q} > 10")
+    assert evaluate(query, [series({m: 1 for m in range(20)})], 60, 0, True, True).skipped
+    assert evaluate(query, [series({m: 1 for m in range(0, 60, 10)} | {30: 1})], 60, 0, True, True).value == 1

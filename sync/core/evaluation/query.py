@@ -64,6 +64,7 @@ class Query:
     expression: Node
     comparator: str
     threshold: float
+    unit: str = "m"  # the window's unit as written: it sets require_full_window's bucket size
 
     @property
     def leaves(self) -> tuple[Leaf, ...]:
@@ -108,7 +109,7 @@ def parse(text: str) -> Query:
     expression = parser.expression()
     if parser.at < len(tokens):
         raise Refused(f"unexpected {tokens[parser.at][1]!r} in the query")
-    return Query(aggregator, int(count) * _UNIT_MINUTES[unit], expression, comparator, float(threshold))
+    return Query(aggregator, int(count) * _UNIT_MINUTES[unit], expression, comparator, float(threshold), unit)
 
 
 def _tokens(body: str) -> list[tuple[str, str]]:

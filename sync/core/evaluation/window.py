@@ -54,7 +54,10 @@ def evaluate(query: Query, series: Sequence[Series], t: int, delay: int, open_en
             skipped = f"no value at minute {minute} for a part of the formula"
             return Outcome(start, end, skipped=skipped, points=len(minutes))
         values.append(value)
-    return Outcome(start, end, value=_time_aggregate(query.aggregator, values), points=len(values))
+    # .as_count() on a count metric forces the time aggregator to sum (section "The as_count() path").
+    single = query.leaves[0] if len(query.leaves) == 1 else None
+    aggregator = "sum" if single is not None and is_count(single) else query.aggregator
+    return Outcome(start, end, value=_time_aggregate(aggregator, values), points=len(values))
 
 
 def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) -> dict[int, float]:
@@ -153,7 +156,7 @@ def _time_aggregate(aggregator: str, values: list[float]) -> float:
 def full_window(query: Query, outcome_minutes: set[int], start: int, end: int) -> bool:
     """Section "require_full_window": buckets of 1 minute for a window in minutes, 10 for hours, 60 for days;
     full when the oldest bucket holds a point and at most three buckets are empty."""
-    size = 1 if query.window < 60 else 10 if query.window < 1440 else 60
+    size = {"m": 1, "h": 10, "d": 60}.get(query.unit, 240)
     buckets = [range(b, min(b + size, end + 1)) for b in range(start, end + 1, size)]
     filled = [any(m in outcome_minutes for m in bucket) for bucket in buckets]
     return bool(filled) and filled[0] and filled.count(False) <= 3
