@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +178,58 @@ def test_the_shipped_example_meets_its_scenarios(capsys: pytest.CaptureFixture[s
     code = main(["--definitions", str(ROOT), "test"])
     out = capsys.readouterr().out
     assert code == 0, out
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 500),
+    st.sampled_from(["queue", "dlq", "topic", "never", "none", "age", "dlq", "any", "jobs", "prod", "x/y", ""]),
+    st.lists(st.integers(-2, 200), max_size=3),
+    st.fixed_dictionaries(
+        {}, optional={"within": st.integers(-1, 50), "count": st.integers(0, 3), "after": st.integers(0, 9)}
+    ),
+)
+_FIELDS = st.sampled_from(
+    [
+        ("queue",),
+        ("incident_at",),
+        ("duration",),
+        ("environments",),
+        ("collection",),
+        ("series", 0, "of"),
+        ("series", 0, "topic"),
+        ("series", 0, "shape", 0, "until"),
+        ("series", 0, "shape", 0, "value"),
+        ("series", 0, "shape", 0, "ramp"),
+        ("series", 0, "shape", 0, "every"),
+        ("expect", 0, "monitor"),
+        ("expect", 0, "pages"),
+        ("expect", 0, "recovers"),
+        ("expect", 0, "topic"),
+        ("downtimes",),
+    ]
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(changes=st.lists(st.tuples(_FIELDS, _VALUES), min_size=1, max_size=3))
+def test_any_broken_scenario_is_a_clear_error_never_a_traceback(
+    tmp_path_factory: pytest.TempPathFactory, changes: list[tuple[tuple[str | int, ...], object]]
+) -> None:
+    defs = tmp_path_factory.mktemp("defs")
+    shutil.copytree(FIXTURE, defs, dirs_exist_ok=True)
+    data = yaml.safe_load(GOOD)
+    for path, value in changes:
+        node = data
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+    (defs / "scenarios" / "fuzz.yaml").write_text(yaml.safe_dump(data))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["--definitions", str(defs), "test", "--scenario", "fuzz"])
+    assert code in (0, 1)
+    assert "internal error" not in err.getvalue() and "Traceback" not in err.getvalue(), err.getvalue()
+    if code == 1 and err.getvalue():
+        assert err.getvalue().startswith("error: scenarios/fuzz.yaml"), err.getvalue()
