@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 
 from sync.core.evaluation import composite, notes
+from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.monitor import run
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow, notifications
 from sync.core.evaluation.query import parse
 from sync.core.evaluation.series import Segment, Series, arrivals, points
+from sync.core.evaluation.simulate import Case, simulate
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
 from sync.core.evaluation.window import evaluate
 
@@ -289,3 +291,43 @@ def test_full_window_buckets_follow_the_windows_unit() -> None:
     query = parse("avg(last_1h):max:m{queuename:q} > 10")
     assert evaluate(query, [series({m: 1 for m in range(20)})], 60, 0, True, True).skipped
     assert evaluate(query, [series({m: 1 for m in range(0, 60, 10)} | {30: 1})], 60, 0, True, True).value == 1
+
+
+def test_a_case_with_a_composite_and_a_downtime() -> None:
+    age = body("max(last_1m):max:age{queuename:q} > 10")
+    age["message"] = "{{#is_alert}}@chat{{/is_alert}}"
+    age["tags"] = ["queue:q"]
+    stuck = body("max(last_1m):max:running{queuename:q} < 1", thresholds={"critical": 1})
+    both = {
+        "type": "composite",
+        "query": "${monitor_id:e/q/age} && ${monitor_id:e/q/stuck}",
+        "message": "{{#is_alert}}@pd{{/is_alert}}",
+        "options": {},
+        "tags": ["queue:q"],
+    }
+    data = (
+        Series("age", TAGS, {m: 50.0 if m >= 10 else 1.0 for m in range(60)}, {}),
+        Series("running", TAGS, {m: 0.0 if m >= 20 else 2.0 for m in range(60)}, {}),
+    )
+    keys = ("e/q/age", "e/q/stuck", "e/q/both")
+    case = Case(
+        scenario="s",
+        env="e",
+        incident_at=10,
+        duration=59,
+        series=data,
+        monitors=dict(zip(keys, (age, stuck, both), strict=True)),
+        expectations=(
+            Expectation("q/both", ("e/q/both",), "pages_within", within=15),
+            Expectation("age", ("e/q/age",), "notifies_none"),
+        ),
+        audience=Audience(frozenset({"@pd"}), frozenset({"@chat"})),
+        mutes=(MuteWindow(0, 30, ("queue:q",)),),
+    )
+    result = simulate(case)
+    # age alerts at 11 (muted); stuck at 21; the composite a minute later, at 22, muted too; the downtime
+    # ends at 30 with both still alerting, and each notifies then.
+    page, quiet = result.verdicts
+    assert not page.passed and page.latest("page") == 30 and page.latest("alert") == 22
+    assert not quiet.passed and quiet.detail == "notified @chat at minute 30"
+    assert notes.COMPOSITE_LAG in result.assumptions and notes.WINDOW_EDGES in result.assumptions
