@@ -11,7 +11,7 @@ from sync.core.evaluation import composite, notes
 from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.monitor import run
 from sync.core.evaluation.notes import Refused
-from sync.core.evaluation.notify import MuteWindow, notifications
+from sync.core.evaluation.notify import MuteWindow, Notification, notifications
 from sync.core.evaluation.query import parse
 from sync.core.evaluation.series import Segment, Series, arrivals, points
 from sync.core.evaluation.simulate import Case, simulate
@@ -331,3 +331,15 @@ def test_a_case_with_a_composite_and_a_downtime() -> None:
     assert not page.passed and page.latest("page") == 30 and page.latest("alert") == 22
     assert not quiet.passed and quiet.detail == "notified @chat at minute 30"
     assert notes.COMPOSITE_LAG in result.assumptions and notes.WINDOW_EDGES in result.assumptions
+
+
+def test_what_counts_as_a_page() -> None:
+    staging = Audience(frozenset({"@slack-staging"}), frozenset({"@slack-staging"}))
+    prod = Audience(frozenset({"@pd"}), frozenset({"@slack"}))
+    warning = Notification(5, "warning", WARN, frozenset({"@slack-staging"}))
+    alert = Notification(5, "alert", ALERT, frozenset({"@slack-staging"}))
+    assert not staging.paged(warning) and staging.paged(alert)  # one channel for both: a warning is chat
+    assert prod.paged(Notification(5, "alert", ALERT, frozenset({"@pd"})))
+    assert not prod.paged(Notification(5, "alert", ALERT, frozenset({"@pd"}), muted=True))
+    assert not prod.paged(Notification(5, "recovery", OK, frozenset({"@pd"})))  # closes an incident
+    assert not prod.paged(Notification(5, "renotify", ALERT, frozenset({"@pd"})))  # the same incident again

@@ -51,6 +51,16 @@ class Audience:
     page: frozenset[str]
     chat: frozenset[str]
 
+    def paged(self, n: Notification) -> bool:
+        """An unmuted alert (or no data, or a downtime's end) reaching the page audience. A warning pages only
+        through a handle that is not also the chat audience's: where both audiences are one channel (a
+        staging that posts everything to chat), a warning is the chat message it was routed as."""
+        if n.muted or n.kind not in PAGING_KINDS:
+            return False
+        if n.kind == "warning" or (n.kind == "downtime_end" and n.state == WARN):
+            return bool(n.targets & (self.page - self.chat))
+        return bool(n.targets & self.page)
+
 
 @dataclass(frozen=True)
 class Observed:
@@ -81,12 +91,7 @@ def check(
 ) -> Check:
     keys = expectation.keys
     after = expectation.after if expectation.after is not None else incident_at
-    pages = [
-        (n.t, key)
-        for key in keys
-        for n in sent[key]
-        if not n.muted and n.kind in PAGING_KINDS and n.targets & audience.page
-    ]
+    pages = [(n.t, key) for key in keys for n in sent[key] if audience.paged(n)]
     alerts = _transitions(runs, keys, lambda before, now: now == ALERT)
     warnings = _transitions(runs, keys, lambda before, now: now == WARN)
     recoveries = _transitions(runs, keys, lambda before, now: now == OK and before in ALERT_WORTHY)
