@@ -66,7 +66,8 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         expectations=tuple(expectations),
         audience=Audience(frozenset(env.notify.get("page", ())), frozenset(env.notify.get("chat", ()))),
         mutes=tuple(mutes),
-        assumptions=tuple(sorted(used, key=lambda a: a.code)),
+        assumptions=tuple(sorted(used, key=notes.order)),
+        slos={r.key: r.body for r in resources if r.body.get("type") == "time_slice" and "sli_specification" in r.body},
     )
 
 

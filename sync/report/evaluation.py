@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sync.core.evaluation.notes import Assumption
+from sync.core.evaluation.notes import Assumption, order
 from sync.core.evaluation.notify import Notification
 from sync.core.evaluation.simulate import Result, Verdict
 from sync.core.evaluation.states import Run
@@ -129,4 +129,4 @@ def _result(file: str, result: Result) -> dict[str, Any]:
 
 def _assumptions(results: Sequence[tuple[str, Result]]) -> list[Assumption]:
     seen = {a for _, r in results for a in r.assumptions}
-    return sorted(seen, key=lambda a: int(a.code[1:]))
+    return sorted(seen, key=order)

@@ -11,6 +11,11 @@ class Assumption:
     text: str
 
 
+def order(assumption: Assumption) -> tuple[str, int]:
+    """U1, U2, ..., U19, then the model's own (T1, ...)."""
+    return ("0" if assumption.code.startswith("U") else assumption.code[0], int(assumption.code[1:]))
+
+
 class Refused(Exception):
     """A monitor the model cannot evaluate without guessing: the published behaviour gives no safe reading."""
 
@@ -57,3 +62,9 @@ COMPOSITE_LAG = Assumption(
     "U17", "a composite is recomputed every minute from its monitors' states of one minute before"
 )
 DOWNTIME_SCOPE = Assumption("U18", "a downtime with a group scope other than * does not mute a simple-alert monitor")
+SLO_LATE_DATA = Assumption(
+    "U19",
+    "SLO alerts are evaluated every minute on arrived data only; a time slice whose points have not arrived counts "
+    "as uptime",
+)
+SLICE_MEAN = Assumption("T1", "a time slice's value is the mean of its points")

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sync.core.evaluation import composite, monitor, notes
+from sync.core.evaluation import composite, monitor, notes, slo
 from sync.core.evaluation.expect import Audience, Check, Expectation, check
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications
@@ -29,6 +29,7 @@ class Case:
     audience: Audience
     mutes: tuple[MuteWindow, ...] = ()
     assumptions: tuple[notes.Assumption, ...] = ()  # made while building the series
+    slos: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # key -> SLO body, for burn-rate alerts
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,13 @@ def simulate(case: Case) -> Result:
             runs[reading][key] = run
             sent[reading][key] = notifications(run, case.monitors[key], case.mutes, case.duration, used)
     verdicts = tuple(_verdict(case, e, runs, sent, refused) for e in case.expectations)
-    return Result(case, verdicts, runs, sent, tuple(sorted(used, key=lambda a: int(a.code[1:]))))
+    return Result(case, verdicts, runs, sent, tuple(sorted(used, key=notes.order)))
 
 
 def _run(case: Case, key: str, open_end: bool, used: set[notes.Assumption], done: dict[str, Run]) -> Run:
     body = case.monitors[key]
+    if body.get("type") == "slo alert":
+        return slo.run(key, body, case.slos, case.series, case.duration, used)
     if body.get("type") != "composite":
         return monitor.run(key, body, case.series, case.duration, open_end, used)
     constituents = {}

@@ -36,9 +36,18 @@ def window_bounds(query: Query, t: int, delay: int, open_end: bool) -> tuple[int
     return t - delay - query.window, end
 
 
-def evaluate(query: Query, series: Sequence[Series], t: int, delay: int, open_end: bool, require_full: bool) -> Outcome:
+def evaluate(
+    query: Query,
+    series: Sequence[Series],
+    t: int,
+    delay: int,
+    open_end: bool,
+    require_full: bool,
+    seen_by: int | None = None,
+) -> Outcome:
+    """`seen_by`: the minute whose arrived points count, when it is not `t` (an SLO judging a past slice)."""
     start, end = window_bounds(query, t, delay, open_end)
-    columns = {leaf: _column(leaf, series, start, end, t) for leaf in query.leaves}
+    columns = {leaf: _column(leaf, series, start, end, t if seen_by is None else seen_by) for leaf in query.leaves}
     minutes = sorted({m for column in columns.values() for m in column})
     if not minutes:
         return Outcome(start, end, empty=True)
