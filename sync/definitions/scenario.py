@@ -37,13 +37,18 @@ class SeriesSpec:
 
 @dataclass(frozen=True)
 class ExpectSpec:
-    monitor: str  # a metric name, `any`, or a key below the environment
+    monitor: str  # what the scenario calls it: a metric name, `any`, a key below the environment, or a list
     topic: str | None
     kind: str
     within: int | None
     after: int | None
     count: int | None
     at: KeyPath
+    names: tuple[str, ...] = ()  # each monitor named; their notifications count together
+
+    @property
+    def each(self) -> tuple[str, ...]:
+        return self.names or (self.monitor,)
 
 
 @dataclass(frozen=True)
@@ -180,7 +185,12 @@ def _topic(source: Source, at: KeyPath, topic: str | None, queue: Mapping[str, A
 
 def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any], names: _Names) -> ExpectSpec:
     at: KeyPath = ("expect", index)
-    monitor = _monitor(source, (*at, "monitor"), raw["monitor"], names)
+    listed = raw["monitor"] if isinstance(raw["monitor"], list) else [raw["monitor"]]
+    each = tuple(
+        _monitor(source, (*at, "monitor", i) if len(listed) > 1 else (*at, "monitor"), m, names)
+        for i, m in enumerate(listed)
+    )
+    monitor = " + ".join(each)
     topic = raw.get("topic")
     if topic is not None:
         _topic(source, (*at, "topic"), topic, queue)
@@ -200,7 +210,7 @@ def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[s
     count = value.get("count") if isinstance(value, Mapping) else None
     if kind == "pages_never":
         kind, count = "pages_count", 0
-    return ExpectSpec(monitor, topic, kind, within, after, count, (*at, what))
+    return ExpectSpec(monitor, topic, kind, within, after, count, (*at, what), each if len(each) > 1 else ())
 
 
 def _monitor(source: Source, at: KeyPath, monitor: str, names: _Names) -> str:

@@ -78,21 +78,33 @@ def _missing(scenario: Scenario, at: tuple[str | int, ...], why: str) -> str:
 
 
 def _keys(spec: ExpectSpec, scenario: Scenario, env: str, monitors: dict[str, Resource]) -> tuple[str, ...] | str:
-    """The monitors an expectation names; a text when it is ambiguous."""
-    if spec.monitor == ANY:
+    """The monitors an expectation names (none when one of them is missing); a text when it is ambiguous."""
+    found: list[str] = []
+    for name in spec.each:
+        keys = _named(name, spec.topic, scenario, env, monitors)
+        if isinstance(keys, str) or not keys:
+            return keys
+        found += [key for key in keys if key not in found]
+    return tuple(found)
+
+
+def _named(
+    monitor: str, topic: str | None, scenario: Scenario, env: str, monitors: dict[str, Resource]
+) -> tuple[str, ...] | str:
+    if monitor == ANY:
         return tuple(sorted(k for k, r in monitors.items() if r.queue == scenario.queue))
-    if "/" in spec.monitor:
-        key = f"{env}/{spec.monitor}"
+    if "/" in monitor:
+        key = f"{env}/{monitor}"
         return (key,) if key in monitors else ()
     found = sorted(
         key
         for key, r in monitors.items()
         if r.queue == scenario.queue
-        and f"metric:{spec.monitor}" in r.body.get("tags", ())
-        and (spec.topic is None or key.endswith(f"/{spec.topic}"))
+        and f"metric:{monitor}" in r.body.get("tags", ())
+        and (topic is None or key.endswith(f"/{topic}"))
     )
     if len(found) > 1:
-        return f"queue '{scenario.queue}' has {len(found)} {spec.monitor} monitors in {env}, one per topic"
+        return f"queue '{scenario.queue}' has {len(found)} {monitor} monitors in {env}, one per topic"
     return tuple(found)
 
 

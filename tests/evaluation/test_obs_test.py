@@ -65,6 +65,26 @@ def test_json_lists_the_first_page_of_each_expectation(capsys: pytest.CaptureFix
     assert {a["code"] for a in document["assumptions"]} >= {"U1", "U2"}
 
 
+def test_a_list_of_monitors_counts_their_pages_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    defs = tmp_path / "defs"
+    shutil.copytree(FIXTURE, defs)
+    dlq = "  - {metric: aws.sqs.approximate_number_of_messages_visible, of: dlq, shape: [{until: 10, gap: true}, "
+    dlq += "{until: 60, value: 3}]}\ncollection: streams\n"
+    text = GOOD.replace("expect:\n", dlq + "expect:\n").replace(
+        "{monitor: age, pages: never}", "{monitor: [age, dlq], alerts: {within: 30}}"
+    )
+    (defs / "scenarios" / "both.yaml").write_text(text)
+    prod = (defs / "environments" / "prod.yaml").read_text()
+    (defs / "environments" / "prod.yaml").write_text(prod.replace("evaluation_delay: 300", "evaluation_delay: 0"))
+    assert main(["--definitions", str(defs), "test", "--scenario", "both", "--format", "json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    (expectation,) = result["expectations"]
+    # Only the DLQ breaches: 3 messages from minute 10, streamed (arriving at 13), which the open window
+    # [t - 10, t) holds from t = 11: the alert comes with the data, at 13.
+    assert expectation["keys"] == ["prod/jobs/age", "prod/jobs/dlq"] and expectation["first_alert"] == 13
+    assert expectation["monitor"] == "age + dlq"
+
+
 def test_unknown_scenario_and_environment_are_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(FIXTURE), "test", "--scenario", "nope"]) == 1
     assert "unknown scenario 'nope': use one of: stall, too-soon" in capsys.readouterr().err
@@ -103,6 +123,7 @@ expect:
     [
         (("queue: jobs", "queue: jbos"), "scenarios/bad.yaml:2: queue", "unknown queue 'jbos': did you mean 'jobs'?"),
         (("{monitor: age,", "{monitor: agee,"), "scenarios/bad.yaml:10: expect[0].monitor", "unknown monitor 'agee'"),
+        (("{monitor: age,", "{monitor: [age, dlqq],"), "bad.yaml:10: expect[0].monitor[1]", "unknown monitor 'dlqq'"),
         (
             ("incident_at: 5", "incident_at: 5\nenvironments: [prod, qa]"),
             "scenarios/bad.yaml:4: environments[1]",
