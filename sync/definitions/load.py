@@ -81,28 +81,29 @@ def _scenarios(files: list[Source], inventory: Source, defs: Definitions) -> tup
 
 
 def _optional_folder(root: Path, folder: str, kind: str) -> list[Source]:
-    """Like _folder, for a folder the definitions may leave out."""
-    if not (root / folder).is_dir() or not any(p.suffix in (".yaml", ".yml") for p in (root / folder).glob("*")):
-        return []
-    files = sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
+    """Like _folder, for a folder the definitions may leave out; its file names need not be `name`s."""
+    files = (
+        sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
+        if (root / folder).is_dir()
+        else []
+    )
     problems: list[Problem] = []
     sources = []
     for path in files:
         relative = f"{folder}/{path.name}"
         twins = [p.name for p in files if p.stem == path.stem and p != path]
         if twins:
-            problems.append(
-                Problem(
-                    f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}",
-                    "keep one of the two files",
-                    file=relative,
-                )
-            )
+            what = f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}"
+            problems.append(Problem(what, "keep one of the two files", file=relative))
             continue
-        sources += _collecting(problems, partial(lambda relative: [_read(root, relative, kind)], relative))
+        sources += _collecting(problems, partial(_one, root, relative, kind))
     if problems:
         raise ObsError(*problems)
     return sources
+
+
+def _one(root: Path, relative: str, kind: str) -> list[Source]:
+    return [_read(root, relative, kind)]
 
 
 # Keys of an environment's queue override that are not queue attributes.
