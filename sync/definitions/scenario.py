@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sync.core.evaluation.series import Segment
@@ -69,6 +70,7 @@ class Scenario:
     environments: tuple[str, ...] | None
     incident_at: int
     duration: int
+    starts_at: datetime | None  # minute 0 in UTC: places the environment's downtimes
     collection: str
     series: tuple[SeriesSpec, ...]
     downtimes: tuple[DowntimeSpec, ...]
@@ -126,6 +128,7 @@ def scenario(
         environments=tuple(envs) if envs else None,
         incident_at=data["incident_at"],
         duration=data["duration"],
+        starts_at=datetime.fromisoformat(data["starts_at"].replace("Z", "+00:00")) if "starts_at" in data else None,
         collection=data.get("collection", "crawler"),
         series=series,
         downtimes=downtimes,

@@ -4,9 +4,12 @@ expectations name that environment's monitors."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sync.core.evaluation import notes
+from sync.core.evaluation import downtime, notes
 from sync.core.evaluation.expect import Audience, Expectation
+from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
 from sync.core.evaluation.simulate import Case
@@ -44,7 +47,7 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count))
     used: set[notes.Assumption] = set()
     series = tuple(_series(s, placed, scenario.collection, used) for s in scenario.series)
-    mutes = []
+    mutes: list[MuteWindow] = []
     for down in scenario.downtimes:
         key = None
         if down.monitor is not None:
@@ -56,6 +59,8 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         mutes.append(
             MuteWindow(down.start, down.end, down.monitor_tags, key, down.scope, down.mute_first_recovery_notification)
         )
+    if scenario.starts_at is not None:
+        mutes += _downtimes(scenario, scenario.starts_at, resources)
     return Case(
         scenario=scenario.name,
         env=env.name,
@@ -69,6 +74,25 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         assumptions=tuple(sorted(used, key=notes.order)),
         slos={r.key: r.body for r in resources if r.body.get("type") == "time_slice" and "sli_specification" in r.body},
     )
+
+
+def _downtimes(scenario: Scenario, starts_at: datetime, resources: Sequence[Resource]) -> list[MuteWindow]:
+    """The environment's own downtimes, placed in the scenario's minutes."""
+    out: list[MuteWindow] = []
+    for resource in resources:
+        attributes = (resource.body.get("data") or {}).get("attributes") or resource.body
+        if "monitor_identifier" not in attributes:
+            continue
+        name = str((attributes.get("schedule") or {}).get("timezone") or "UTC")
+        try:
+            zone = ZoneInfo(name)  # the time zone database: recurrences run on the downtime's wall clock
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ObsError.of(f"downtime {resource.key}: unknown timezone '{name}'", "use an IANA name") from None
+        try:
+            out += downtime.windows(resource.body, starts_at, scenario.duration, zone)
+        except Refused as exc:
+            raise ObsError.of(f"downtime {resource.key}: {exc}", "", file=scenario.source.path) from None
+    return out
 
 
 def _missing(scenario: Scenario, at: tuple[str | int, ...], why: str) -> str:

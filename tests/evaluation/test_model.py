@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from sync.core.evaluation import composite, notes
+from sync.core.evaluation import composite, downtime, notes
 from sync.core.evaluation import slo as slo_model
 from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.monitor import run
@@ -392,3 +394,66 @@ def test_burn_rate_refuses_what_it_cannot_know() -> None:
         slo_model.run("k", alert, {}, [], 10, set())
     with pytest.raises(Refused, match="time-slice"):
         slo_model.run("k", alert, {"e/q/age": {**slo, "type": "metric"}}, [], 10, set())
+
+
+EVENING = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)  # minute 0: 19:00 in Berlin
+
+
+def test_a_one_time_downtime_in_scenario_minutes() -> None:
+    body = {
+        "data": {
+            "type": "downtime",
+            "attributes": {
+                "monitor_identifier": {"monitor_tags": ["env:dev"]},
+                "scope": "*",
+                "schedule": {"start": "2026-12-01T19:00:00Z", "end": "2026-12-01T20:30:00Z"},
+                "notify_end_types": ["canceled"],
+            },
+        }
+    }
+    (window,) = downtime.windows(body, EVENING, 600, UTC)
+    assert (window.start, window.end, window.monitor_tags, window.notify_on_expiry) == (60, 150, ("env:dev",), False)
+
+
+def test_a_nightly_downtime_follows_its_wall_clock() -> None:
+    attributes = {
+        "monitor_identifier": {"monitor_id": "${monitor_id:dev/critical/age}"},
+        "scope": "env:dev",
+        "schedule": {
+            "timezone": "Europe/Berlin",
+            "recurrences": [{"rrule": "FREQ=DAILY;INTERVAL=1", "start": "2026-11-01T19:00", "duration": "12h"}],
+        },
+    }
+    found = downtime.windows(attributes, EVENING, 2000, ZoneInfo("Europe/Berlin"))
+    # 19:00 Berlin is 18:00 UTC in December: minute 0, and again a day later.
+    assert [(w.start, w.end) for w in found] == [(0, 720), (1440, 2160)]
+    assert found[0].monitor_key == "dev/critical/age" and found[0].scope == "env:dev"
+    weekdays = {
+        **attributes,
+        "schedule": {
+            **attributes["schedule"],
+            "recurrences": [
+                {"rrule": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "start": "2026-11-02T19:00", "duration": "12h"}
+            ],
+        },
+    }
+    # 1 December 2026 is a Tuesday: the nights from Tuesday to Friday, not Saturday's or Sunday's.
+    found = downtime.windows(weekdays, EVENING, 5 * 1440, ZoneInfo("Europe/Berlin"))
+    assert [w.start for w in found] == [0, 1440, 2880, 4320]
+    with pytest.raises(Refused, match="not modelled"):
+        bad = {
+            **attributes,
+            "schedule": {"recurrences": [{"rrule": "FREQ=MONTHLY", "start": "2026-11-01T19:00", "duration": "1h"}]},
+        }
+        downtime.windows(bad, EVENING, 100, UTC)
+
+
+def test_expiry_notifies_only_for_the_end_states_and_types_it_lists() -> None:
+    result = Run("k", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(40)), False)
+    for window, expected in (
+        (MuteWindow(0, 20), [(5, "alert", True), (20, "downtime_end", False)]),
+        (MuteWindow(0, 20, end_states=("warn",)), [(5, "alert", True)]),
+        (MuteWindow(0, 20, notify_on_expiry=False), [(5, "alert", True)]),
+    ):
+        sent = notifications(result, {"message": "@pd", "options": {}}, [window], 39, set())
+        assert [(n.t, n.kind, n.muted) for n in sent] == expected

@@ -12,6 +12,7 @@ from sync.core.evaluation import notes
 from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, WARN, Run
 
 _STATUS = {"alert": ALERT, "warn": WARN, "no data": NO_DATA}
+_END_STATE = {state: name for name, state in _STATUS.items()}
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class MuteWindow:
     monitor_key: str | None = None
     scope: str = "*"
     mute_first_recovery_notification: bool = False
+    end_states: tuple[str, ...] = ("alert", "warn", "no data")  # states that notify when it expires
+    notify_on_expiry: bool = True
 
     def targets(self, key: str, tags: Collection[str], used: set[notes.Assumption]) -> bool:
         if self.monitor_key is not None:
@@ -79,7 +82,7 @@ def notifications(
         elif _due(interval, clock, t, window is None and state in statuses, occurrences, repeats):
             out.append(Notification(t, "renotify", state, _state_targets(routes, state)))
             clock, repeats = t, repeats + 1
-        ended = [m for m in mine if m.end == t]
+        ended = [m for m in mine if m.end == t and m.notify_on_expiry and _END_STATE.get(state) in m.end_states]
         if ended and window is None and _notifies(state, run.notify_no_data):
             # On expiry an alert-worthy state notifies again, whenever it arose.
             out.append(Notification(t, "downtime_end", state, _state_targets(routes, state)))
