@@ -416,7 +416,7 @@ def test_a_one_time_downtime_in_scenario_minutes() -> None:
 
 
 def test_a_nightly_downtime_follows_its_wall_clock() -> None:
-    attributes = {
+    attributes: dict[str, Any] = {
         "monitor_identifier": {"monitor_id": "${monitor_id:dev/critical/age}"},
         "scope": "env:dev",
         "schedule": {
