@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 
 from sync.core.evaluation.window import Outcome
 
@@ -30,14 +32,14 @@ class Run:
     steps: tuple[Step, ...]
     notify_no_data: bool
 
+    @cached_property
+    def _times(self) -> list[int]:
+        return [step.t for step in self.steps]
+
     def state_at(self, t: int) -> str:
         """The state after the last evaluation at or before minute t (OK before the first)."""
-        state = OK
-        for step in self.steps:
-            if step.t > t:
-                break
-            state = step.state
-        return state
+        index = bisect_right(self._times, t)
+        return self.steps[index - 1].state if index else OK
 
     def transitions(self) -> list[tuple[int, str, str]]:
         out = []
