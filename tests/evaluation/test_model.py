@@ -457,3 +457,20 @@ def test_expiry_notifies_only_for_the_end_states_and_types_it_lists() -> None:
     ):
         sent = notifications(result, {"message": "@pd", "options": {}}, [window], 39, set())
         assert [(n.t, n.kind, n.muted) for n in sent] == expected
+
+
+def test_an_expectation_must_hold_under_both_readings_of_the_window_edges() -> None:
+    # A breach stamped at the last minute: the closed window [t - 1, t] sees it at t = 10, the open one never.
+    case = Case(
+        scenario="s",
+        env="e",
+        incident_at=0,
+        duration=10,
+        series=(series({10: 50}),),
+        monitors={"e/q/m": body("max(last_1m):max:m{queuename:q} > 10")},
+        expectations=(Expectation("m", ("e/q/m",), "alerts_never"),),
+        audience=Audience(frozenset(), frozenset()),
+    )
+    (verdict,) = simulate(case).verdicts
+    assert not verdict.passed and verdict.failed_reading == "window end closed"
+    assert verdict.checks["window end open"].passed and verdict.detail == "alerted at minute 10"
