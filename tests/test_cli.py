@@ -22,7 +22,7 @@ from tests.conftest import ROOT
 def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "validate"]) == 0
     assert capsys.readouterr().out == (
-        "ok: 6 queues, 10 metrics, 3 environments "
+        "ok: 6 queues, 10 metrics, 10 scenarios, 3 environments "
         "(dev: 34 downtimes, 33 monitors, 1 dashboard, prod: 11 downtimes, 49 monitors, 1 dashboard, "
         "staging: 49 monitors, 1 dashboard)\n"
     )
@@ -102,7 +102,8 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:
     assert main(["schemas", "--out", str(tmp_path)]) == 0
     schemas = {p.name: json.loads(p.read_text()) for p in tmp_path.glob("*.schema.json")}
-    assert set(schemas) == {f"{k}.schema.json" for k in ("queues", "environment", "metric", "dashboard", "settings")}
+    kinds = ("queues", "environment", "metric", "dashboard", "settings", "scenario")
+    assert set(schemas) == {f"{k}.schema.json" for k in kinds}
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(
         (name, referencing.Resource.from_contents(s)) for name, s in schemas.items()
     )
@@ -110,6 +111,7 @@ def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path
         ("metric", "monitors/age.yaml"),
         ("environment", "environments/prod.yaml"),
         ("queues", "queues.yaml"),
+        ("scenario", "scenarios/poison-messages.yaml"),
     ]:
         first_line = (ROOT / file).read_text().splitlines()[0]
         assert first_line.endswith(f"{kind}.schema.json"), "each example file names its schema for editors"

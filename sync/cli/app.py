@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from sync.cli import audit, diff, links, maintenance, plan, render, schemas, sync_cmd, trace, validate
+from sync.cli import audit, diff, links, maintenance, plan, render, schemas, sync_cmd, test_cmd, trace, validate
 from sync.cli.conventions import Exit
 from sync.errors import ObsError
 
 # In the order `obs --help` lists them.
-COMMANDS = (validate, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
+COMMANDS = (validate, test_cmd, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
 

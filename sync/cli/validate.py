@@ -19,7 +19,9 @@ def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
     rendered = accepted.expand_checked(defs)
     counts = ", ".join(f"{env}: {counted(resources)}" for env, resources in rendered.items())
+    scenarios = f"{len(defs.scenarios)} scenarios, " if defs.scenarios else ""
     print(
-        f"ok: {len(defs.queues)} queues, {len(defs.metrics)} metrics, {len(defs.environments)} environments ({counts})"
+        f"ok: {len(defs.queues)} queues, {len(defs.metrics)} metrics, {scenarios}"
+        f"{len(defs.environments)} environments ({counts})"
     )
     return Exit.OK

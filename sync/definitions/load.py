@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sync.definitions import maintenance, references, schema
+from sync.definitions import maintenance, references, scenario, schema
 from sync.definitions.model import (
     DEFAULT_IN_FLIGHT_QUOTA,
     DEFAULT_RETENTION_SECONDS,
@@ -27,6 +28,7 @@ from sync.definitions.source import Source, read
 from sync.errors import ObsError, Problem
 
 INVENTORY = "queues.yaml"
+SCENARIOS = "scenarios"
 
 
 def load(root: Path, now: datetime | None = None) -> Definitions:
@@ -43,6 +45,7 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     metric_files = _collecting(problems, lambda: _folder(root, "monitors", "metric"))
     dashboard_files = _collecting(problems, lambda: _folder(root, "dashboards", "dashboard"))
     environment_files = _collecting(problems, lambda: _folder(root, "environments", "environment"))
+    scenario_files = _collecting(problems, lambda: _optional_folder(root, SCENARIOS, "scenario"))
     if problems:
         raise ObsError(*sorted(problems, key=lambda p: (p.file, p.line or 0)))
     inventory = inventories[0]
@@ -61,7 +64,50 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues, processing)
     references.check(defs)
     maintenance.check(defs)
-    return defs
+    return replace(defs, scenarios=_scenarios(scenario_files, inventory, defs))
+
+
+def _scenarios(files: list[Source], inventory: Source, defs: Definitions) -> tuple[scenario.Scenario, ...]:
+    raw_queues = {raw["name"]: raw for raw in inventory.data["queues"]}
+    metrics = [m.name for m in defs.metrics]
+    envs = [e.name for e in defs.environments]
+    problems: list[Problem] = []
+    out = []
+    for source in files:
+        stem = source.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        try:
+            out.append(scenario.scenario(source, stem, raw_queues, metrics, envs))
+        except ObsError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ObsError(*problems)
+    return tuple(out)
+
+
+def _optional_folder(root: Path, folder: str, kind: str) -> list[Source]:
+    """Like _folder, for a folder the definitions may leave out; its file names need not be `name`s."""
+    files = (
+        sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
+        if (root / folder).is_dir()
+        else []
+    )
+    problems: list[Problem] = []
+    sources = []
+    for path in files:
+        relative = f"{folder}/{path.name}"
+        twins = [p.name for p in files if p.stem == path.stem and p != path]
+        if twins:
+            what = f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}"
+            problems.append(Problem(what, "keep one of the two files", file=relative))
+            continue
+        sources += _collecting(problems, partial(_one, root, relative, kind))
+    if problems:
+        raise ObsError(*problems)
+    return sources
+
+
+def _one(root: Path, relative: str, kind: str) -> list[Source]:
+    return [_read(root, relative, kind)]
 
 
 # Keys of an environment's queue override that are not queue attributes.

@@ -11,6 +11,7 @@ from typing import Any
 
 from sync.definitions import tokens
 from sync.definitions.overlay import Overlay
+from sync.definitions.scenario import Scenario
 from sync.definitions.source import Source
 from sync.errors import ObsError
 
@@ -170,6 +171,8 @@ class Definitions:
     env_queues: Mapping[str, tuple[Queue, ...]] = field(default_factory=dict, repr=False, compare=False)
     # Each class's declared max_processing_seconds, for queues that do not declare their own.
     processing_defaults: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # The scenarios `obs test` runs (scenarios/*.yaml, optional).
+    scenarios: tuple[Scenario, ...] = field(default=(), repr=False, compare=False)
 
     def max_processing_seconds(self, queue: Queue) -> int | None:
         """How long a job of this queue may run before it counts as stuck; None when nobody declared it."""

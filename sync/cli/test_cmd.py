@@ -1,0 +1,60 @@
+"""`obs test`: run the scenarios against every environment's monitors, the way Datadog evaluates them."""
+
+from __future__ import annotations
+
+import argparse
+
+from sync.cli.conventions import Commands, Exit, format_option
+from sync.core.evaluation.simulate import Result, simulate
+from sync.definitions.load import SCENARIOS, load
+from sync.errors import ObsError
+from sync.expand.desired import expand
+from sync.expand.scenarios import case, environments
+from sync.report import evaluation
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "test",
+        help="evaluate the monitors on the scenarios in scenarios/, offline, the way Datadog does",
+        description="Runs every scenario (scenarios/*.yaml) against the monitors of each environment it applies "
+        "to and checks its expectations: pages in time, no page, recovery, no data. Exit 0 when all pass, "
+        "1 when any fails or cannot be evaluated.",
+    )
+    parser.add_argument("--env", metavar="ENV", help="only this environment")
+    parser.add_argument("--scenario", metavar="NAME", help="only this scenario (its file name or its name)")
+    format_option(parser, ("text", "json"))
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    defs = load(args.definitions)
+    scenarios = defs.scenarios
+    if not scenarios:
+        raise ObsError.of(f"no scenarios in {SCENARIOS}/", f"add {SCENARIOS}/<name>.yaml (see `obs schemas`)")
+    if args.scenario:
+        scenarios = tuple(s for s in scenarios if args.scenario in (s.file, s.name))
+        if not scenarios:
+            known = ", ".join(s.file for s in defs.scenarios)
+            raise ObsError.of(f"unknown scenario '{args.scenario}'", f"use one of: {known}")
+    if args.env:
+        defs.environment(args.env)  # an unknown name is an error, with the known ones
+    expanded = {}
+    results: list[tuple[str, Result]] = []
+    skipped: list[tuple[str, str, str]] = []
+    for scenario in scenarios:
+        file = scenario.source.path
+        for env in environments(defs, scenario):
+            if args.env and env != args.env:
+                continue
+            if env not in expanded:
+                expanded[env] = expand(defs, env)
+            placed = case(defs, scenario, env, expanded[env])
+            if isinstance(placed, str):
+                skipped.append((file, env, placed))
+                continue
+            results.append((file, simulate(placed)))
+    if not results:
+        raise ObsError.of("no scenario applies to the environments chosen", "check --env and the scenarios' queues")
+    print(evaluation.as_json(results, skipped) if args.format == "json" else evaluation.text(results, skipped))
+    return Exit.OK if all(r.passed for _, r in results) else Exit.ERROR

@@ -1,0 +1,204 @@
+"""Pure: what an on-call engineer expects of a scenario, checked against the monitors' runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from sync.core.evaluation.notify import Notification
+from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, WARN, Run
+
+# Notifications that open or repeat an incident; a recovery reaching the pager closes one and is no page.
+PAGING_KINDS = ("alert", "warning", "no_data", "downtime_end")
+
+KINDS = (
+    "pages_within",  # the first page after the incident comes within `within` minutes
+    "pages_count",  # exactly `count` pages (renotifications are not new pages)
+    "notifies_none",  # nobody is notified at all
+    "warns_chat_only",  # a warning reaches chat, and nothing pages
+    "recovers_within",  # back to OK within `within` minutes of `after`
+    "no_data_alert_never",  # no notified NO DATA
+    "alerts_within",  # ALERT within `within` minutes, whoever hears of it
+    "alerts_never",  # never ALERT
+)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    label: str  # the monitor as the scenario names it
+    keys: tuple[str, ...]  # the monitors it stands for in this environment
+    kind: str
+    within: int | None = None
+    after: int | None = None
+    count: int | None = None
+
+    def describe(self) -> str:
+        what = {
+            "pages_within": f"pages within {self.within} min",
+            "pages_count": f"pages {self.count} time{'s' * (self.count != 1)}" if self.count else "never pages",
+            "notifies_none": "notifies no one",
+            "warns_chat_only": "warns chat, pages no one",
+            "recovers_within": f"recovers within {self.within} min of minute {self.after}",
+            "no_data_alert_never": "never alerts on no data",
+            "alerts_within": f"alerts within {self.within} min",
+            "alerts_never": "never alerts",
+        }[self.kind]
+        return f"{self.label}: {what}"
+
+
+@dataclass(frozen=True)
+class Audience:
+    page: frozenset[str]
+    chat: frozenset[str]
+
+    def paged(self, n: Notification) -> bool:
+        """An unmuted alert (or no data, or a downtime's end) reaching the page audience. A warning pages only
+        through a handle that is not also the chat audience's: where both audiences are one channel (a
+        staging that posts everything to chat), a warning is the chat message it was routed as."""
+        if n.muted or n.kind not in PAGING_KINDS:
+            return False
+        if n.kind == "warning" or (n.kind == "downtime_end" and n.state == WARN):
+            return bool(n.targets & (self.page - self.chat))
+        return bool(n.targets & self.page)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The first of each event at or after the incident (recovery: after `after`), across the monitors."""
+
+    alert: int | None
+    page: int | None
+    warning: int | None
+    recovery: int | None
+    pages: int
+
+
+@dataclass(frozen=True)
+class Check:
+    passed: bool
+    detail: str
+    observed: Observed
+    decisive: int | None  # the minute that decided it, for the explanation
+    key: str | None  # the monitor whose evaluations explain it
+
+
+def check(
+    expectation: Expectation,
+    runs: Mapping[str, Run],
+    sent: Mapping[str, Sequence[Notification]],
+    audience: Audience,
+    incident_at: int,
+) -> Check:
+    keys = expectation.keys
+    after = expectation.after if expectation.after is not None else incident_at
+    pages = [(n.t, key) for key in keys for n in sent[key] if audience.paged(n)]
+    alerts = _transitions(runs, keys, lambda before, now: now == ALERT)
+    warnings = _transitions(runs, keys, lambda before, now: now == WARN)
+    recoveries = _transitions(runs, keys, lambda before, now: now == OK and before in ALERT_WORTHY)
+    observed = Observed(
+        alert=_first(alerts, incident_at),
+        page=_first(pages, incident_at),
+        warning=_first(warnings, incident_at),
+        recovery=_first(recoveries, after),
+        pages=len(pages),
+    )
+    first_key = keys[0] if keys else None
+    kind = expectation.kind
+    if kind == "pages_within":
+        assert expectation.within is not None
+        deadline = incident_at + expectation.within
+        hit = observed.page
+        passed = hit is not None and hit <= deadline
+        return Check(
+            passed, _late("page", hit, incident_at, deadline), observed, hit or deadline, _key(pages, hit) or first_key
+        )
+    if kind == "pages_count":
+        return _counted(expectation, pages, observed, first_key)
+    if kind == "notifies_none":
+        noise = sorted((n.t, key) for key in keys for n in sent[key] if not n.muted and n.targets)
+        detail = "notified no one" if not noise else f"notified {_who(sent, noise[0])} at minute {noise[0][0]}"
+        return Check(not noise, detail, observed, noise[0][0] if noise else None, noise[0][1] if noise else first_key)
+    if kind == "warns_chat_only":
+        chat = sorted(
+            (n.t, key)
+            for key in keys
+            for n in sent[key]
+            if not n.muted and n.kind == "warning" and n.targets & audience.chat
+        )
+        if pages:
+            return Check(False, f"paged at minute {pages[0][0]}", observed, pages[0][0], pages[0][1])
+        if not chat:
+            return Check(False, "never warned chat", observed, None, first_key)
+        return Check(True, f"warned chat at minute {chat[0][0]}, paged no one", observed, chat[0][0], chat[0][1])
+    if kind == "recovers_within":
+        assert expectation.within is not None
+        deadline = after + expectation.within
+        hit = observed.recovery
+        passed = hit is not None and hit <= deadline
+        return Check(
+            passed,
+            _late("recovery", hit, after, deadline),
+            observed,
+            hit or deadline,
+            _key(recoveries, hit) or first_key,
+        )
+    if kind == "no_data_alert_never":
+        no_data = sorted(
+            (t, key)
+            for key in keys
+            for t, _, now in runs[key].transitions()
+            if now == NO_DATA and runs[key].notify_no_data
+        )
+        detail = "no NO DATA alert" if not no_data else f"NO DATA alert at minute {no_data[0][0]}"
+        return Check(
+            not no_data, detail, observed, no_data[0][0] if no_data else None, no_data[0][1] if no_data else first_key
+        )
+    if kind == "alerts_within":
+        assert expectation.within is not None
+        deadline = incident_at + expectation.within
+        hit = observed.alert
+        return Check(
+            hit is not None and hit <= deadline,
+            _late("alert", hit, incident_at, deadline),
+            observed,
+            hit or deadline,
+            _key(alerts, hit) or first_key,
+        )
+    every = sorted(alerts)
+    detail = "never alerted" if not every else f"alerted at minute {every[0][0]}"
+    return Check(not every, detail, observed, every[0][0] if every else None, every[0][1] if every else first_key)
+
+
+def _counted(expectation: Expectation, pages: list[tuple[int, str]], observed: Observed, key: str | None) -> Check:
+    count = len(pages)
+    minutes = ", ".join(str(t) for t, _ in sorted(pages)) or "none"
+    detail = f"paged {count} time{'s' * (count != 1)} (minutes: {minutes})"
+    decisive = sorted(pages)[-1][0] if pages else None
+    return Check(count == expectation.count, detail, observed, decisive, sorted(pages)[-1][1] if pages else key)
+
+
+def _transitions(
+    runs: Mapping[str, Run], keys: Sequence[str], when: Callable[[str, str], bool]
+) -> list[tuple[int, str]]:
+    return [(t, key) for key in keys for t, before, now in runs[key].transitions() if when(before, now)]
+
+
+def _first(events: list[tuple[int, str]], since: int) -> int | None:
+    return min((t for t, _ in events if t >= since), default=None)
+
+
+def _key(events: list[tuple[int, str]], t: int | None) -> str | None:
+    return next((key for at, key in sorted(events) if at == t), None)
+
+
+def _late(what: str, hit: int | None, since: int, deadline: int) -> str:
+    if hit is None:
+        return f"no {what} after minute {since} (expected by minute {deadline})"
+    verdict = "in time" if hit <= deadline else f"{hit - deadline} min late"
+    return f"first {what} at minute {hit}, {hit - since} min after minute {since} ({verdict}; deadline {deadline})"
+
+
+def _who(sent: Mapping[str, Sequence[Notification]], event: tuple[int, str]) -> str:
+    t, key = event
+    targets = next(n.targets for n in sent[key] if n.t == t and not n.muted and n.targets)
+    return " ".join(sorted(targets))

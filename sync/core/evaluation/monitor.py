@@ -1,0 +1,172 @@
+"""Pure: a metric monitor's state machine, minute by minute (sections "State machine, thresholds,
+notifications, renotify", "No-data handling" and "timeout_h (auto-resolve)")."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sync.core.evaluation import notes
+from sync.core.evaluation.notes import Refused
+from sync.core.evaluation.query import Call, Node, Query, parse
+from sync.core.evaluation.series import Series, is_count
+from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
+from sync.core.evaluation.window import Outcome, evaluate
+
+_SQS_COUNTERS = "aws.sqs.number_of_messages"
+ON_MISSING_DATA = ("default", "show_no_data", "show_and_notify_no_data", "resolve")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What of a monitor body decides its evaluation."""
+
+    query: Query
+    delay: int  # minutes
+    require_full_window: bool
+    critical: float
+    warning: float | None
+    critical_recovery: float | None
+    warning_recovery: float | None
+    notify_no_data: bool
+    no_data_timeframe: int  # minutes
+    timeout: int | None  # minutes
+    on_missing_data: str | None
+
+    @property
+    def cadence(self) -> int:
+        """Section "Evaluation cadence and window": every minute under 24 h, then every 10 or 30 minutes."""
+        return 1 if self.query.window < 1440 else 10 if self.query.window < 2880 else 30
+
+
+def settings(body: Mapping[str, Any], used: set[notes.Assumption]) -> Settings:
+    if body.get("type") not in ("metric alert", "query alert"):
+        raise Refused(f"monitors of type {body.get('type')!r} are not modelled")
+    query = parse(str(body.get("query", "")))
+    options: Mapping[str, Any] = body.get("options") or {}
+    if "require_full_window" not in options:
+        # U12: its default differs between documentation revisions and providers, so there is no safe reading.
+        raise Refused("the monitor omits require_full_window, whose default Datadog documents both ways; set it")
+    thresholds: Mapping[str, float] = options.get("thresholds") or {}
+    if "critical" not in thresholds:
+        raise Refused("the monitor has no critical threshold")
+    if any(leaf.modifier == "as_count" and leaf.metric.startswith(_SQS_COUNTERS) for leaf in query.leaves):
+        used.add(notes.SQS_COUNTERS_GAUGES)
+    window = query.window
+    timeframe = options.get("no_data_timeframe")
+    if options.get("notify_no_data") and timeframe is None:
+        used.add(notes.NO_DATA_TIMEFRAME)
+    timeout_h = options.get("timeout_h")
+    if timeout_h:
+        used.add(notes.TIMEOUT_CLOCK)
+    missing = options.get("on_missing_data")
+    if missing is not None and missing not in ON_MISSING_DATA:
+        raise Refused(f"on_missing_data {missing!r} is not one Datadog defines")
+    return Settings(
+        query=query,
+        delay=math.ceil(int(options.get("evaluation_delay") or 0) / 60),
+        require_full_window=bool(options["require_full_window"]),
+        critical=float(thresholds["critical"]),
+        warning=_number(thresholds.get("warning")),
+        critical_recovery=_number(thresholds.get("critical_recovery")),
+        warning_recovery=_number(thresholds.get("warning_recovery")),
+        notify_no_data=bool(options.get("notify_no_data")) if missing is None else missing == "show_and_notify_no_data",
+        no_data_timeframe=int(timeframe) if timeframe else 2 * window,
+        timeout=int(timeout_h * 60) if timeout_h else None,
+        on_missing_data=missing,
+    )
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def breaches(value: float, threshold: float, comparator: str) -> bool:
+    return {">": value > threshold, ">=": value >= threshold, "<": value < threshold, "<=": value <= threshold}[
+        comparator
+    ]
+
+
+def recovered(value: float, threshold: float, comparator: str) -> bool:
+    """Section "State machine ...", recovery gate: `>` recovers at <=, `>=` below, `<` at >=, `<=` above."""
+    return {">": value <= threshold, ">=": value < threshold, "<": value >= threshold, "<=": value > threshold}[
+        comparator
+    ]
+
+
+def classify(s: Settings, value: float, before: str, used: set[notes.Assumption]) -> str:
+    """Steps 3-6 of the evaluator ordering: critical, the critical recovery gate, warning, its gate, OK."""
+    comparator = s.query.comparator
+    if breaches(value, s.critical, comparator):
+        return ALERT
+    if before == ALERT and s.critical_recovery is not None:
+        if not recovered(value, s.critical_recovery, comparator):
+            return ALERT
+        used.add(notes.RECOVERY_LANDING)
+    if s.warning is not None and breaches(value, s.warning, comparator):
+        return WARN
+    gated = before in (ALERT, WARN) and s.warning is not None and s.warning_recovery is not None
+    if gated and s.warning_recovery is not None and not recovered(value, s.warning_recovery, comparator):
+        return WARN
+    return OK
+
+
+def run(
+    key: str,
+    body: Mapping[str, Any],
+    series: Sequence[Series],
+    duration: int,
+    open_end: bool,
+    used: set[notes.Assumption],
+) -> Run:
+    s = settings(body, used)
+    steps: list[Step] = []
+    state = OK
+    evaluated = False
+    empty_since: int | None = None
+    for t in range(0, duration + 1, s.cadence):
+        outcome = evaluate(s.query, series, t, s.delay, open_end, s.require_full_window)
+        note = ""
+        if outcome.empty:
+            empty_since = t if empty_since is None else empty_since
+            state, note, outcome = _empty(s, state, evaluated, t - empty_since, outcome, used)
+        else:
+            empty_since = None
+        if outcome.value is not None:
+            evaluated = True
+            state = classify(s, outcome.value, state, used)
+        elif outcome.skipped:
+            note = outcome.skipped
+        steps.append(Step(t, state, outcome, note))
+    return Run(key, tuple(steps), s.notify_no_data)
+
+
+def _empty(
+    s: Settings, state: str, evaluated: bool, silent: int, outcome: Outcome, used: set[notes.Assumption]
+) -> tuple[str, str, Outcome]:
+    """Section "No-data handling": the state after an evaluation whose window holds no arrived point."""
+    if s.timeout is not None and state in (ALERT, WARN) and silent >= s.timeout:
+        return OK, "auto-resolved (timeout_h)", outcome
+    if s.on_missing_data is not None:
+        window = s.query.window
+        if s.on_missing_data == "default":
+            if _count_query(s.query.expression) and all(is_count(leaf) for leaf in s.query.leaves):
+                return state, "empty window evaluated as 0", Outcome(outcome.start, outcome.end, value=0.0)
+            return state, "no data: last state kept", outcome
+        if silent < window:
+            return state, f"no data for {silent} min", outcome
+        return (OK if s.on_missing_data == "resolve" else NO_DATA), f"no data for {silent} min", outcome
+    if any(is_count(leaf) for leaf in s.query.leaves):
+        used.add(notes.EMPTY_COUNT_WINDOW)  # a count query is where an empty window might have meant 0
+    if s.notify_no_data and evaluated and silent >= s.no_data_timeframe:
+        return NO_DATA, f"no data for {silent} min", outcome
+    return state, f"no data for {silent} min: evaluation skipped", outcome
+
+
+def _count_query(node: Node) -> bool:
+    """default_zero() opts out of the count-query zero (section "No-data handling")."""
+    if isinstance(node, Call):
+        return node.name != "default_zero" and _count_query(node.arg)
+    return True

@@ -1,0 +1,70 @@
+"""Pure: the modelled assumptions, named so a report can say which ones a verdict relied on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Assumption:
+    code: str
+    text: str
+
+
+def order(assumption: Assumption) -> tuple[str, int]:
+    """U1, U2, ..., U19, then the model's own (T1, ...)."""
+    return ("0" if assumption.code.startswith("U") else assumption.code[0], int(assumption.code[1:]))
+
+
+class Refused(Exception):
+    """A monitor the model cannot evaluate without guessing: the published behaviour gives no safe reading."""
+
+
+# Section "Undocumented — model conservatively", by item.
+WINDOW_EDGES = Assumption(
+    "U1",
+    "window edges are undocumented: every scenario runs with the window end open and closed, and an expectation "
+    "passes only under both (the later alert and the later recovery count)",
+)
+NO_BACKFILL = Assumption(
+    "U2", "an evaluation sees only points that have arrived by then; past windows are never judged again"
+)
+CRAWLER_ARRIVAL = Assumption(
+    "U6",
+    "crawled AWS points arrive at the latest the crawler allows: available 2 min after their minute, then up to "
+    "a 10-minute crawl cycle and 5 minutes of queueing (17 min); streamed points 3 min",
+)
+QUEUE_WAKE = Assumption(
+    "U7",
+    "an SQS queue idle for 6 hours or more reports its first 15 minutes of points 15 minutes later than usual",
+)
+SQS_COUNTERS_GAUGES = Assumption(
+    "U4", "aws.sqs.number_of_messages_* are per-minute counts of in-app type gauge: .as_count() changes nothing"
+)
+NO_DATA_TIMEFRAME = Assumption(
+    "U9", "no_data_timeframe defaults to 2 x the window and counts from the first empty evaluation"
+)
+EMPTY_COUNT_WINDOW = Assumption(
+    "U10", "an empty window is evaluated as 0 only under on_missing_data: default; the legacy options skip it"
+)
+RECOVERY_LANDING = Assumption(
+    "U14", "past critical_recovery the monitor is judged against warning again, so it may land in WARN"
+)
+RENOTIFY = Assumption(
+    "U15",
+    "renotify has no cap unless renotify_occurrences; it is suppressed in a downtime and its clock restarts on "
+    "every state change",
+)
+TIMEOUT_CLOCK = Assumption(
+    "U16", "the timeout_h clock starts at the first empty evaluation; at expiry the monitor goes OK"
+)
+COMPOSITE_LAG = Assumption(
+    "U17", "a composite is recomputed every minute from its monitors' states of one minute before"
+)
+DOWNTIME_SCOPE = Assumption("U18", "a downtime with a group scope other than * does not mute a simple-alert monitor")
+SLO_LATE_DATA = Assumption(
+    "U19",
+    "SLO alerts are evaluated every minute on arrived data only; a time slice whose points have not arrived counts "
+    "as uptime",
+)
+SLICE_MEAN = Assumption("T1", "a time slice's value is the mean of its points")

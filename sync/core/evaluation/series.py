@@ -1,0 +1,103 @@
+"""Pure: the scenario's datapoints, when each becomes visible to Datadog, and how a metric query selects them.
+
+Section "AWS metric semantics and arrival delays": one point per CloudWatch period, stamped with its minute;
+a point counts for an evaluation only once it has arrived (section "evaluation_delay and cloud-metric delay").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sync.core.evaluation import notes
+from sync.core.evaluation.query import Leaf
+
+CRAWLER_DELAY = 17  # U6: available at m + 2, then at worst a full 10-minute crawl cycle and 5 minutes queueing
+STREAM_DELAY = 3  # section "AWS metric semantics and arrival delays": Metric Streams, 2-3 min
+IDLE_MINUTES = 360  # SQS: a queue without messages or calls for six hours stops reporting
+WAKE_MINUTES = 15  # "a delay of up to 15 minutes ... when a queue is activated from an inactive state"
+
+# Datadog lists the SNS failure counter as a count; the in-app type of the SQS counters is not public (U4).
+COUNT_METRICS = frozenset({"aws.sns.number_of_notifications_failed"})
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Values from the previous segment's end up to `until` (exclusive): a constant, a ramp, or nothing."""
+
+    until: int
+    value: float | None = None
+    ramp: tuple[float, float] | None = None
+    every: int = 1  # minutes between points
+
+
+@dataclass(frozen=True)
+class Series:
+    metric: str
+    tags: Mapping[str, str]
+    points: Mapping[int, float]  # minute -> value
+    arrival: Mapping[int, int] = field(default_factory=dict)  # minute -> minute it becomes queryable
+
+    def visible(self, minute: int, at: int) -> float | None:
+        """The point stamped `minute`, if it has arrived by `at` (U2: nothing is judged again later)."""
+        if minute not in self.points or self.arrival.get(minute, minute) > at:
+            return None
+        return self.points[minute]
+
+
+def points(segments: Sequence[Segment]) -> dict[int, float]:
+    """The datapoints a piecewise shape describes, one every `every` minutes from each segment's start."""
+    out: dict[int, float] = {}
+    start = 0
+    for segment in segments:
+        length = segment.until - start
+        for minute in range(start, segment.until, segment.every):
+            if segment.ramp is not None:
+                first, last = segment.ramp
+                span = max(length - 1, 1)
+                out[minute] = first + (last - first) * (minute - start) / span
+            elif segment.value is not None:
+                out[minute] = segment.value
+        start = segment.until
+    return out
+
+
+def arrivals(
+    stamped: Mapping[int, float], delay: int, sqs: bool, idle_before: bool, used: set[notes.Assumption]
+) -> dict[int, int]:
+    """When each point arrives. An SQS queue that wakes from six idle hours (or from an idle start of the
+    scenario, `idle_before`) reports its first 15 minutes late (U7: late, not lost)."""
+    used.add(notes.CRAWLER_ARRIVAL if delay == CRAWLER_DELAY else notes.NO_BACKFILL)
+    out = {}
+    previous: int | None = None
+    woke_at: int | None = None
+    for minute in sorted(stamped):
+        idle = (minute - previous >= IDLE_MINUTES) if previous is not None else idle_before
+        if sqs and idle:
+            woke_at = minute
+            used.add(notes.QUEUE_WAKE)
+        late = WAKE_MINUTES if woke_at is not None and minute - woke_at < WAKE_MINUTES else 0
+        out[minute] = minute + delay + late
+        previous = minute
+    return out
+
+
+def matching(series: Iterable[Series], leaf: Leaf) -> tuple[Series, ...]:
+    """The series a metric query selects: the same metric, carrying every tag of its filter."""
+    return tuple(s for s in series if s.metric == leaf.metric and all(s.tags.get(k) == v for k, v in leaf.tags))
+
+
+def is_count(leaf: Leaf) -> bool:
+    """A count-typed metric under .as_count(): summed, not interpolated, missing values are 0 (section
+    "The as_count() / as_rate() evaluation path"). On a gauge the modifier does nothing."""
+    return leaf.modifier == "as_count" and leaf.metric in COUNT_METRICS
+
+
+def space_aggregate(space: str, values: Sequence[float]) -> float:
+    if space == "sum":
+        return sum(values)
+    if space == "max":
+        return max(values)
+    if space == "min":
+        return min(values)
+    return sum(values) / len(values)

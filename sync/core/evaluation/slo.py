@@ -1,0 +1,91 @@
+"""Pure: burn-rate alerts on time-slice SLOs (section "SLOs, burn-rate and error-budget alerts")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sync.core.evaluation import notes
+from sync.core.evaluation.monitor import breaches
+from sync.core.evaluation.notes import Refused
+from sync.core.evaluation.query import parse
+from sync.core.evaluation.series import Series
+from sync.core.evaluation.states import ALERT, OK, WARN, Run, Step
+from sync.core.evaluation.window import evaluate
+
+_BURN = re.compile(
+    r'^\s*burn_rate\("([^"]+)"\)\.over\("(\d+)d"\)\.long_window\("(\d+)([mh])"\)'
+    r'\.short_window\("(\d+)([mh])"\)\s*(>=|>)\s*(\d+(?:\.\d+)?)\s*$'
+)
+_SLO_REF = re.compile(r"^\$\{slo_id:([^}]+)\}$")
+_MINUTES = {"m": 1, "h": 60}
+
+
+def run(
+    key: str,
+    body: Mapping[str, Any],
+    slos: Mapping[str, Mapping[str, Any]],
+    series: Sequence[Series],
+    duration: int,
+    used: set[notes.Assumption],
+) -> Run:
+    query = str(body.get("query", ""))
+    match = _BURN.match(query)
+    if not match:
+        raise Refused("only burn_rate(...) SLO alerts are modelled; error-budget alerts need the SLO's whole window")
+    ref, _, long_n, long_u, short_n, short_u, comparator, _ = match.groups()
+    long_window, short_window = int(long_n) * _MINUTES[long_u], int(short_n) * _MINUTES[short_u]
+    if short_window >= long_window:
+        raise Refused("the short window must be shorter than the long window")
+    slo_key = _SLO_REF.match(ref)
+    slo = slos.get(slo_key.group(1) if slo_key else ref)
+    if slo is None:
+        raise Refused(f"the SLO {ref} is not among this environment's SLOs")
+    spec = (slo.get("sli_specification") or {}).get("time_slice")
+    if slo.get("type") != "time_slice" or not spec:
+        raise Refused("only time-slice SLOs are modelled (metric SLOs need count metrics the scenarios do not give)")
+    interval = int(spec.get("query_interval_seconds") or 300) // 60
+    target = float((slo.get("thresholds") or [{}])[0].get("target", 0))
+    if not 0 < target < 100:
+        raise Refused("the SLO has no target below 100%")
+    budget = 1 - target / 100
+    formula = str(spec["query"]["formulas"][0]["formula"])
+    for named in spec["query"]["queries"]:
+        formula = re.sub(rf"\b{re.escape(named['name'])}\b", named["query"], formula)
+    # The slice value: the mean of the slice's points (T1); a slice without arrived points counts as up (U19).
+    sliced = parse(f"avg(last_{interval}m):{formula} > 0")
+    thresholds: Mapping[str, float] = (body.get("options") or {}).get("thresholds") or {}
+    critical = float(thresholds.get("critical", match.group(8)))
+    warning = thresholds.get("warning")
+    used.update({notes.SLO_LATE_DATA, notes.SLICE_MEAN})
+    steps = []
+    for t in range(duration + 1):
+        rates = []
+        for window in (long_window, short_window):
+            count = window // interval
+            last = (t // interval) * interval  # the end of the last complete slice
+            starts = range(last - count * interval, last, interval)
+            down = sum(not _up(sliced, series, s, interval, t, spec) for s in starts)
+            rates.append(down / max(count, 1) / budget)
+        long_rate, short_rate = rates
+        state = OK
+        if breaches(long_rate, critical, comparator) and breaches(short_rate, critical, comparator):
+            state = ALERT
+        elif warning is not None and all(breaches(r, float(warning), comparator) for r in rates):
+            state = WARN
+        steps.append(
+            Step(
+                t,
+                state,
+                note=f"burn rate {long_rate:.2f} over {long_n}{long_u}, {short_rate:.2f} over {short_n}{short_u}",
+            )
+        )
+    return Run(key, tuple(steps), False)
+
+
+def _up(query: Any, series: Sequence[Series], start: int, interval: int, t: int, spec: Mapping[str, Any]) -> bool:
+    outcome = evaluate(query, series, start + interval, 0, True, False, seen_by=t)
+    if outcome.value is None:
+        return True  # missing data is always uptime in a time-slice SLO
+    return breaches(outcome.value, float(spec["threshold"]), str(spec["comparator"]))

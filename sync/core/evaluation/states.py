@@ -1,0 +1,51 @@
+"""Pure: monitor states and a monitor's run over the scenario, shared by metric and composite monitors."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import cached_property
+
+from sync.core.evaluation.window import Outcome
+
+OK, WARN, ALERT, NO_DATA = "OK", "WARN", "ALERT", "NO DATA"
+ALERT_WORTHY = frozenset({ALERT, WARN, NO_DATA})
+# Section "Composite monitors": ALERT > WARN > NO DATA > OK.
+SEVERITY = {OK: 1, NO_DATA: 2, WARN: 3, ALERT: 4}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One evaluation: what it saw and the state it left the monitor in."""
+
+    t: int
+    state: str
+    outcome: Outcome | None = None  # None for a composite
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A monitor's evaluations over the scenario, in minute order, and how it notifies."""
+
+    key: str
+    steps: tuple[Step, ...]
+    notify_no_data: bool
+
+    @cached_property
+    def _times(self) -> list[int]:
+        return [step.t for step in self.steps]
+
+    def state_at(self, t: int) -> str:
+        """The state after the last evaluation at or before minute t (OK before the first)."""
+        index = bisect_right(self._times, t)
+        return self.steps[index - 1].state if index else OK
+
+    def transitions(self) -> list[tuple[int, str, str]]:
+        out = []
+        state = OK
+        for step in self.steps:
+            if step.state != state:
+                out.append((step.t, state, step.state))
+                state = step.state
+        return out

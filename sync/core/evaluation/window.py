@@ -1,0 +1,171 @@
+"""Pure: one evaluation of a metric query at minute `t`: the window's points reduced to one number.
+
+Section "Evaluation cadence and window": the slice is [t - D - W, t - D]; whether its end is open is U1, so
+the caller chooses the reading. Sections "Aggregation over the window", "The as_count() path" and "Rollup,
+bucket alignment and interpolation" give the arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sync.core.evaluation.notes import Refused
+from sync.core.evaluation.query import Call, Leaf, Node, Number, Query
+from sync.core.evaluation.series import Series, is_count, matching, space_aggregate
+
+INTERPOLATE_MINUTES = 5  # gauges are interpolated linearly up to five minutes after a real sample
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one evaluation saw: a value, an empty window, or a skipped evaluation (state kept)."""
+
+    start: int  # the window's first minute
+    end: int  # its last minute
+    value: float | None = None
+    empty: bool = False
+    skipped: str = ""  # why it was skipped
+    points: int = 0
+
+
+def window_bounds(query: Query, t: int, delay: int, open_end: bool) -> tuple[int, int]:
+    end = t - delay - (1 if open_end else 0)
+    return t - delay - query.window, end
+
+
+def evaluate(
+    query: Query,
+    series: Sequence[Series],
+    t: int,
+    delay: int,
+    open_end: bool,
+    require_full: bool,
+    seen_by: int | None = None,
+) -> Outcome:
+    """`seen_by`: the minute whose arrived points count, when it is not `t` (an SLO judging a past slice)."""
+    start, end = window_bounds(query, t, delay, open_end)
+    columns = {leaf: _column(leaf, series, start, end, t if seen_by is None else seen_by) for leaf in query.leaves}
+    minutes = sorted({m for column in columns.values() for m in column})
+    if not minutes:
+        return Outcome(start, end, empty=True)
+    if require_full and not full_window(query, set(minutes), start, end):
+        return Outcome(start, end, skipped="the window is not full (require_full_window)", points=len(minutes))
+    if query.as_count_path:
+        return _as_count_path(query, columns, start, end, len(minutes))
+    values = []
+    for minute in minutes:
+        value = _at(query.expression, minute, columns, len(query.leaves) > 1)
+        if math.isnan(value):
+            # Section "The as_count() path": NaN anywhere in the arithmetic and the evaluation is skipped.
+            skipped = f"no value at minute {minute} for a part of the formula"
+            return Outcome(start, end, skipped=skipped, points=len(minutes))
+        values.append(value)
+    # .as_count() on a count metric forces the time aggregator to sum (section "The as_count() path").
+    single = query.leaves[0] if len(query.leaves) == 1 else None
+    aggregator = "sum" if single is not None and is_count(single) else query.aggregator
+    return Outcome(start, end, value=_time_aggregate(aggregator, values), points=len(values))
+
+
+def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) -> dict[int, float]:
+    """The leaf's space-aggregated points in the window that have arrived by `t`."""
+    selected = matching(series, leaf)
+    out = {}
+    for minute in range(start, end + 1):
+        seen = [v for s in selected if (v := s.visible(minute, t)) is not None]
+        if seen:
+            out[minute] = space_aggregate(leaf.space, seen)
+    return out
+
+
+def _as_count_path(query: Query, columns: dict[Leaf, dict[int, float]], start: int, end: int, n: int) -> Outcome:
+    if query.aggregator != "sum":
+        # The reference says only sum is defined on this path and the evaluator should reject the rest.
+        raise Refused(
+            f"{query.aggregator}() with .as_count() in arithmetic takes Datadog's as_count evaluation path, "
+            "where only sum() is defined: the result cannot be predicted; use sum(), or drop .as_count()"
+        )
+    sums = {leaf: sum(column.values()) if column or is_count(leaf) else NAN for leaf, column in columns.items()}
+    value = _reduced(query.expression, sums)
+    if math.isnan(value):
+        return Outcome(start, end, skipped="a part of the formula has no points in the window", points=n)
+    return Outcome(start, end, value=value, points=n)
+
+
+def _reduced(node: Node, sums: dict[Leaf, float]) -> float:
+    if isinstance(node, Leaf):
+        return sums[node]
+    if isinstance(node, Number):
+        return node.value
+    if isinstance(node, Call):
+        return _function(node, _reduced(node.arg, sums))
+    return _binop(node.op, _reduced(node.left, sums), _reduced(node.right, sums))
+
+
+def _at(node: Node, minute: int, columns: dict[Leaf, dict[int, float]], align: bool) -> float:
+    if isinstance(node, Number):
+        return node.value
+    if isinstance(node, Leaf):
+        column = columns[node]
+        if minute in column:
+            return column[minute]
+        if is_count(node):
+            return 0.0  # as_count returns 0 for missing values instead of NaN
+        return _interpolated(column, minute) if align else NAN
+    if isinstance(node, Call):
+        return _function(node, _at(node.arg, minute, columns, align))
+    return _binop(node.op, _at(node.left, minute, columns, align), _at(node.right, minute, columns, align))
+
+
+def _interpolated(column: dict[int, float], minute: int) -> float:
+    """Gauges are aligned by linear interpolation up to five minutes after a real sample, never beyond."""
+    before = [m for m in column if minute - INTERPOLATE_MINUTES <= m < minute]
+    after = [m for m in column if m > minute]
+    if not before or not after:
+        return NAN
+    a, b = max(before), min(after)
+    return column[a] + (column[b] - column[a]) * (minute - a) / (b - a)
+
+
+def _function(node: Call, value: float) -> float:
+    if node.name == "default_zero":
+        return 0.0 if math.isnan(value) else value
+    if node.name == "abs":
+        return abs(value)
+    (bound,) = node.params
+    if math.isnan(value):
+        return bound  # clamp_min and clamp_max set any NaN to their threshold
+    return max(value, bound) if node.name == "clamp_min" else min(value, bound)
+
+
+def _binop(op: str, a: float, b: float) -> float:
+    if math.isnan(a) or math.isnan(b):
+        return NAN
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    return a / b if b else NAN
+
+
+def _time_aggregate(aggregator: str, values: list[float]) -> float:
+    if aggregator == "sum":
+        return sum(values)  # the values of the points, not their number
+    if aggregator == "max":
+        return max(values)
+    if aggregator == "min":
+        return min(values)
+    return sum(values) / len(values)
+
+
+def full_window(query: Query, outcome_minutes: set[int], start: int, end: int) -> bool:
+    """Section "require_full_window": buckets of 1 minute for a window in minutes, 10 for hours, 60 for days;
+    full when the oldest bucket holds a point and at most three buckets are empty."""
+    size = {"m": 1, "h": 10, "d": 60}.get(query.unit, 240)
+    buckets = [range(b, min(b + size, end + 1)) for b in range(start, end + 1, size)]
+    filled = [any(m in outcome_minutes for m in bucket) for bucket in buckets]
+    return bool(filled) and filled[0] and filled.count(False) <= 3

@@ -1,0 +1,250 @@
+"""Scenario files (`scenarios/*.yaml`): metric series for one queue and what its monitors must do about them.
+Read here into frozen data, with every name checked against the inventory so a typo names its file and line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sync.core.evaluation.series import Segment
+from sync.definitions.references import suggest
+from sync.definitions.source import KeyPath, Source
+
+ANY = "any"  # every monitor of the queue and its topics
+# The schema's expectation keys -> the evaluation's kinds.
+_KINDS = {
+    ("pages", "within"): "pages_within",
+    ("pages", "count"): "pages_count",
+    ("pages", "never"): "pages_never",
+    ("alerts", "within"): "alerts_within",
+    ("alerts", "never"): "alerts_never",
+    ("notifies", "none"): "notifies_none",
+    ("warns_chat_only", True): "warns_chat_only",
+    ("recovers", "within"): "recovers_within",
+    ("no_data_alert", "never"): "no_data_alert_never",
+}
+
+
+@dataclass(frozen=True)
+class SeriesSpec:
+    metric: str
+    of: str  # queue, dlq, topic, subscription_dlq or service
+    topic: str | None
+    idle_before: bool
+    segments: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class ExpectSpec:
+    monitor: str  # what the scenario calls it: a metric name, `any`, a key below the environment, or a list
+    topic: str | None
+    kind: str
+    within: int | None
+    after: int | None
+    count: int | None
+    at: KeyPath
+    names: tuple[str, ...] = ()  # each monitor named; their notifications count together
+
+    @property
+    def each(self) -> tuple[str, ...]:
+        return self.names or (self.monitor,)
+
+
+@dataclass(frozen=True)
+class DowntimeSpec:
+    start: int
+    end: int
+    monitor_tags: tuple[str, ...]
+    monitor: str | None
+    scope: str
+    mute_first_recovery_notification: bool
+
+
+@dataclass(frozen=True)
+class Scenario:
+    file: str  # the file name without .yaml: what --scenario selects, besides the name
+    name: str
+    queue: str
+    environments: tuple[str, ...] | None
+    incident_at: int
+    duration: int
+    starts_at: datetime | None  # minute 0 in UTC: places the environment's downtimes
+    collection: str
+    series: tuple[SeriesSpec, ...]
+    downtimes: tuple[DowntimeSpec, ...]
+    expect: tuple[ExpectSpec, ...]
+    source: Source = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class _Names:
+    """What a scenario may name, from the inventory and the other definition files."""
+
+    queues: Mapping[str, Mapping[str, Any]]  # logical name -> its inventory entry
+    metrics: frozenset[str]
+    environments: frozenset[str]
+
+
+def scenario(
+    source: Source,
+    stem: str,
+    queues: Mapping[str, Mapping[str, Any]],
+    metrics: Iterable[str],
+    environments: Iterable[str],
+) -> Scenario:
+    names = _Names(queues, frozenset(metrics), frozenset(environments))
+    data = source.data
+    queue_name = data["queue"]
+    if queue_name not in names.queues:
+        raise source.error(
+            ("queue",), f"unknown queue '{queue_name}'", suggest(queue_name, set(names.queues), "queues.yaml")
+        )
+    queue = names.queues[queue_name]
+    envs = data.get("environments")
+    for index, env in enumerate(envs or ()):
+        if env not in names.environments:
+            raise source.error(
+                ("environments", index),
+                f"unknown environment '{env}'",
+                suggest(env, set(names.environments), "environments/"),
+            )
+    if data["incident_at"] > data["duration"]:
+        raise source.error(
+            ("incident_at",),
+            f"incident_at {data['incident_at']} is after the last minute {data['duration']}",
+            "make it at most duration",
+        )
+    series = tuple(_series(source, index, raw, queue) for index, raw in enumerate(data["series"]))
+    expect = tuple(_expect(source, index, raw, queue, names) for index, raw in enumerate(data["expect"]))
+    downtimes = tuple(
+        _downtime(source, index, raw, queue, names) for index, raw in enumerate(data.get("downtimes", ()))
+    )
+    return Scenario(
+        file=stem,
+        name=data["name"],
+        queue=queue_name,
+        environments=tuple(envs) if envs else None,
+        incident_at=data["incident_at"],
+        duration=data["duration"],
+        starts_at=datetime.fromisoformat(data["starts_at"].replace("Z", "+00:00")) if "starts_at" in data else None,
+        collection=data.get("collection", "crawler"),
+        series=series,
+        downtimes=downtimes,
+        expect=expect,
+        source=source,
+    )
+
+
+def _series(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any]) -> SeriesSpec:
+    at: KeyPath = ("series", index)
+    of = raw["of"]
+    needs = {"dlq": "dlq", "service": "worker", "topic": "topics", "subscription_dlq": "topics"}.get(of)
+    if needs and not queue.get(needs):
+        raise source.error(
+            (*at, "of"), f"queue '{queue['name']}' has no {needs}, so no {of} series", "use another `of`"
+        )
+    topic = _topic(source, (*at, "topic"), raw.get("topic"), queue) if of in ("topic", "subscription_dlq") else None
+    if raw.get("topic") is not None and of not in ("topic", "subscription_dlq"):
+        raise source.error((*at, "topic"), f"a {of} series has no topic", "remove topic, or use of: topic")
+    if of == "subscription_dlq":
+        declared = {t["name"]: t.get("subscription_dlq") for t in queue.get("topics", ())}
+        if not declared.get(topic or ""):
+            raise source.error(
+                (*at, "of"), f"topic '{topic}' declares no subscription_dlq", "use of: topic, or declare one"
+            )
+    segments = []
+    start = 0
+    for number, segment in enumerate(raw["shape"]):
+        if segment["until"] <= start:
+            raise source.error(
+                (*at, "shape", number, "until"),
+                f"until {segment['until']} does not come after the previous segment's end ({start})",
+                "give each segment a later `until`",
+            )
+        start = segment["until"]
+        ramp = segment.get("ramp")
+        segments.append(
+            Segment(start, segment.get("value"), (ramp[0], ramp[1]) if ramp else None, segment.get("every", 1))
+        )
+    return SeriesSpec(raw["metric"], of, topic, bool(raw.get("idle_before", False)), tuple(segments))
+
+
+def _topic(source: Source, at: KeyPath, topic: str | None, queue: Mapping[str, Any]) -> str:
+    topics = [t["name"] for t in queue.get("topics", ())]
+    if topic is None:
+        if len(topics) != 1:
+            raise source.error(
+                at[:-1], f"queue '{queue['name']}' has {len(topics)} topics", "say which with topic: NAME"
+            )
+        return str(topics[0])
+    if topic not in topics:
+        raise source.error(
+            at, f"queue '{queue['name']}' has no topic '{topic}'", suggest(topic, topics, "the queue's topics")
+        )
+    return topic
+
+
+def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any], names: _Names) -> ExpectSpec:
+    at: KeyPath = ("expect", index)
+    listed = raw["monitor"] if isinstance(raw["monitor"], list) else [raw["monitor"]]
+    each = tuple(
+        _monitor(source, (*at, "monitor", i) if len(listed) > 1 else (*at, "monitor"), m, names)
+        for i, m in enumerate(listed)
+    )
+    monitor = " + ".join(each)
+    topic = raw.get("topic")
+    if topic is not None:
+        _topic(source, (*at, "topic"), topic, queue)
+    said = [k for k in raw if k not in ("monitor", "topic")]
+    if len(said) != 1:
+        raise source.error(
+            at,
+            "an expectation says one thing about the monitor" if said else "the expectation says nothing",
+            "write one of pages, alerts, notifies, warns_chat_only, recovers or no_data_alert per entry",
+        )
+    what = said[0]
+    value = raw[what]
+    form = ("within" if "within" in value else "count") if isinstance(value, Mapping) else value
+    kind = _KINDS[(what, form)]
+    within = value.get("within") if isinstance(value, Mapping) else None
+    after = value.get("after") if isinstance(value, Mapping) else None
+    count = value.get("count") if isinstance(value, Mapping) else None
+    if kind == "pages_never":
+        kind, count = "pages_count", 0
+    return ExpectSpec(monitor, topic, kind, within, after, count, (*at, what), each if len(each) > 1 else ())
+
+
+def _monitor(source: Source, at: KeyPath, monitor: str, names: _Names) -> str:
+    if monitor == ANY or "/" in monitor or monitor in names.metrics:
+        return monitor
+    raise source.error(
+        at,
+        f"unknown monitor '{monitor}'",
+        suggest(monitor, set(names.metrics), "monitors/")
+        + f" (or `{ANY}` for every monitor of the queue, or a key below the environment such as queue/name)",
+    )
+
+
+def _downtime(
+    source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any], names: _Names
+) -> DowntimeSpec:
+    at: KeyPath = ("downtimes", index)
+    if raw["end"] <= raw["start"]:
+        raise source.error(
+            (*at, "end"),
+            f"the downtime ends ({raw['end']}) before it starts ({raw['start']})",
+            "make end later than start",
+        )
+    monitor = raw.get("monitor")
+    if monitor is not None:
+        _monitor(source, (*at, "monitor"), monitor, names)
+    return DowntimeSpec(
+        raw["start"],
+        raw["end"],
+        tuple(raw.get("monitor_tags", ("*",))),
+        monitor,
+        raw.get("scope", "*"),
+        bool(raw.get("mute_first_recovery_notification", False)),
+    )

@@ -1,0 +1,150 @@
+"""Pure: a scenario placed in one environment: its series carry the queue's physical names there, and its
+expectations name that environment's monitors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sync.core.evaluation import downtime, notes
+from sync.core.evaluation.expect import Audience, Expectation
+from sync.core.evaluation.notes import Refused
+from sync.core.evaluation.notify import MuteWindow
+from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
+from sync.core.evaluation.simulate import Case
+from sync.core.resources import Resource
+from sync.definitions.model import Definitions
+from sync.definitions.scenario import ANY, ExpectSpec, Scenario, SeriesSpec
+from sync.errors import ObsError
+from sync.expand.naming import PlacedQueue, place
+
+_SQS = ("queue", "dlq", "subscription_dlq")
+
+
+def environments(defs: Definitions, scenario: Scenario) -> tuple[str, ...]:
+    return scenario.environments or tuple(env.name for env in defs.environments)
+
+
+def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequence[Resource]) -> Case | str:
+    """The scenario in the environment, or why it does not apply there (only when it names no environments:
+    one it names must have everything the scenario needs)."""
+    env = defs.environment(env_name)
+    queue = next((q for q in defs.env_queues[env.name] if q.name == scenario.queue), None)
+    if queue is None:
+        return _missing(scenario, ("queue",), f"queue '{scenario.queue}' is disabled in {env.name}")
+    placed = place(env, queue)
+    monitors = {r.key: r for r in resources if r.kind.notifies}
+    expectations = []
+    for spec in scenario.expect:
+        keys = _keys(spec, scenario, env.name, monitors)
+        if not keys:
+            return _missing(
+                scenario, spec.at[:-1], f"{env.name} has no {spec.monitor} monitor for queue '{scenario.queue}'"
+            )
+        if isinstance(keys, str):
+            raise scenario.source.error(spec.at[:-1], keys, "say which with topic: NAME")
+        expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count))
+    used: set[notes.Assumption] = set()
+    series = tuple(_series(s, placed, scenario.collection, used) for s in scenario.series)
+    mutes: list[MuteWindow] = []
+    for down in scenario.downtimes:
+        key = None
+        if down.monitor is not None:
+            spec = ExpectSpec(down.monitor, None, "", None, None, None, ("downtimes",))
+            found = _keys(spec, scenario, env.name, monitors)
+            if not found or isinstance(found, str) or len(found) != 1:
+                return _missing(scenario, ("downtimes",), f"{env.name} has no single {down.monitor} monitor to mute")
+            key = found[0]
+        mutes.append(
+            MuteWindow(down.start, down.end, down.monitor_tags, key, down.scope, down.mute_first_recovery_notification)
+        )
+    if scenario.starts_at is not None:
+        mutes += _downtimes(scenario, scenario.starts_at, resources)
+    return Case(
+        scenario=scenario.name,
+        env=env.name,
+        incident_at=scenario.incident_at,
+        duration=scenario.duration,
+        series=series,
+        monitors={key: r.body for key, r in monitors.items()},
+        expectations=tuple(expectations),
+        audience=Audience(frozenset(env.notify.get("page", ())), frozenset(env.notify.get("chat", ()))),
+        mutes=tuple(mutes),
+        assumptions=tuple(sorted(used, key=notes.order)),
+        slos={r.key: r.body for r in resources if r.body.get("type") == "time_slice" and "sli_specification" in r.body},
+    )
+
+
+def _downtimes(scenario: Scenario, starts_at: datetime, resources: Sequence[Resource]) -> list[MuteWindow]:
+    """The environment's own downtimes, placed in the scenario's minutes."""
+    out: list[MuteWindow] = []
+    for resource in resources:
+        attributes = (resource.body.get("data") or {}).get("attributes") or resource.body
+        if "monitor_identifier" not in attributes:
+            continue
+        name = str((attributes.get("schedule") or {}).get("timezone") or "UTC")
+        try:
+            zone = ZoneInfo(name)  # the time zone database: recurrences run on the downtime's wall clock
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ObsError.of(f"downtime {resource.key}: unknown timezone '{name}'", "use an IANA name") from None
+        try:
+            out += downtime.windows(resource.body, starts_at, scenario.duration, zone)
+        except Refused as exc:
+            raise ObsError.of(f"downtime {resource.key}: {exc}", "", file=scenario.source.path) from None
+    return out
+
+
+def _missing(scenario: Scenario, at: tuple[str | int, ...], why: str) -> str:
+    if scenario.environments:
+        raise scenario.source.error(at, why, "remove the environment from `environments`, or the expectation")
+    return why
+
+
+def _keys(spec: ExpectSpec, scenario: Scenario, env: str, monitors: dict[str, Resource]) -> tuple[str, ...] | str:
+    """The monitors an expectation names (none when one of them is missing); a text when it is ambiguous."""
+    found: list[str] = []
+    for name in spec.each:
+        keys = _named(name, spec.topic, scenario, env, monitors)
+        if isinstance(keys, str) or not keys:
+            return keys
+        found += [key for key in keys if key not in found]
+    return tuple(found)
+
+
+def _named(
+    monitor: str, topic: str | None, scenario: Scenario, env: str, monitors: dict[str, Resource]
+) -> tuple[str, ...] | str:
+    if monitor == ANY:
+        return tuple(sorted(k for k, r in monitors.items() if r.queue == scenario.queue))
+    if "/" in monitor:
+        key = f"{env}/{monitor}"
+        return (key,) if key in monitors else ()
+    found = sorted(
+        key
+        for key, r in monitors.items()
+        if r.queue == scenario.queue
+        and f"metric:{monitor}" in r.body.get("tags", ())
+        and (topic is None or key.endswith(f"/{topic}"))
+    )
+    if len(found) > 1:
+        return f"queue '{scenario.queue}' has {len(found)} {monitor} monitors in {env}, one per topic"
+    return tuple(found)
+
+
+def _series(spec: SeriesSpec, placed: PlacedQueue, collection: str, used: set[notes.Assumption]) -> Series:
+    topic = next((t for t in placed.topics if t.name == spec.topic), None)
+    by_kind: dict[str, dict[str, str | None]] = {
+        "queue": {"queuename": placed.sqs_name},
+        "dlq": {"queuename": placed.dlq_sqs_name},
+        "topic": {"topicname": topic.sns_name if topic else None},
+        "subscription_dlq": {"queuename": topic.subscription_dlq if topic else None},
+        "service": {"clustername": placed.cluster, "servicename": placed.service},
+    }
+    tags = by_kind[spec.of]
+    if any(value is None for value in tags.values()):
+        raise ObsError.of(f"queue '{placed.name}' has no {spec.of} in {placed.env}")  # checked when loading
+    stamped = points(spec.segments)
+    delay = STREAM_DELAY if collection == "streams" else CRAWLER_DELAY
+    arrival = arrivals(stamped, delay, spec.of in _SQS, spec.idle_before, used)
+    return Series(spec.metric, {k: str(v) for k, v in tags.items()}, stamped, arrival)

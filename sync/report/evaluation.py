@@ -1,0 +1,132 @@
+"""Pure: `obs test` results as text a person on call reads, and as JSON for tools and the README."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sync.core.evaluation.notes import Assumption, order
+from sync.core.evaluation.notify import Notification
+from sync.core.evaluation.simulate import Result, Verdict
+from sync.core.evaluation.states import Run
+
+AROUND = 5  # evaluations shown on each side of the minute that decided a failure
+
+
+def text(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, str, str]]) -> str:
+    """`results`: (scenario file, result); `skipped`: (scenario file, environment, why)."""
+    lines: list[str] = []
+    for file, result in results:
+        case = result.case
+        verdict = "pass" if result.passed else "FAIL"
+        lines.append(f"{verdict}  {case.scenario} ({file}) in {case.env}")
+        for v in result.verdicts:
+            mark = "ok  " if v.passed else "FAIL"
+            said = f"cannot evaluate: {v.refused}" if v.refused else v.detail
+            lines.append(f"  {mark}  {v.expectation.describe()}: {said}")
+            if not v.passed and not v.refused:
+                lines += _explain(result, v)
+    for file, env, why in skipped:
+        lines.append(f"skip  {file} in {env}: {why}")
+    passed = sum(r.passed for _, r in results)
+    lines.append("")
+    lines.append(f"{passed} of {len(results)} scenario runs passed" + (f", {len(skipped)} skipped" if skipped else ""))
+    used = _assumptions(results)
+    if used:
+        lines.append("modelled assumptions (undocumented Datadog behaviour, read conservatively):")
+        lines += [f"  {a.code}: {a.text}" for a in used]
+    return "\n".join(lines)
+
+
+def _explain(result: Result, verdict: Verdict) -> list[str]:
+    reading = verdict.failed_reading
+    decided = verdict.checks[reading]
+    key = decided.key
+    out = [f"        under the reading '{reading}' (an expectation must hold under every reading)"]
+    if key is None or key not in result.runs[reading]:
+        return out
+    run = result.runs[reading][key]
+    body = result.case.monitors[key]
+    options: Mapping[str, Any] = body.get("options") or {}
+    out.append(f"        {key}: {body.get('query')}")
+    thresholds = ", ".join(f"{k} {v}" for k, v in sorted((options.get("thresholds") or {}).items()))
+    delay = int(options.get("evaluation_delay") or 0) // 60
+    if thresholds:
+        out.append(f"        thresholds: {thresholds}; evaluation_delay {delay} min")
+    if decided.decisive is None:
+        out.append("        (no evaluation changed its state)")
+        return out
+    out.append(f"        evaluations around minute {decided.decisive}:")
+    out += [f"        {line}" for line in _steps(run, decided.decisive)]
+    changes = ", ".join(f"{now} at {t}" for t, _, now in run.transitions()) or "none"
+    out.append(f"        state changes over the run: {changes}")
+    out += [f"        {line}" for line in _sent(result.sent[reading][key])]
+    return out
+
+
+def _sent(sent: Sequence[Notification]) -> list[str]:
+    """The notifications, one line per kind and audience: `renotify (ALERT) at 152, 212 to @pd`."""
+    grouped: dict[tuple[str, str, str, bool], list[int]] = {}
+    for n in sent:
+        grouped.setdefault((n.kind, n.state, " ".join(sorted(n.targets)) or "no one", n.muted), []).append(n.t)
+    lines = []
+    for (kind, state, who, muted), minutes in sorted(grouped.items(), key=lambda item: item[1][0]):
+        shown = ", ".join(str(t) for t in minutes[:8]) + (f" and {len(minutes) - 8} more" if len(minutes) > 8 else "")
+        lines.append(f"{kind} ({state}) at minute {shown} to {who}" + (", muted by a downtime" if muted else ""))
+    return lines or ["no notifications"]
+
+
+def _steps(run: Run, around: int) -> list[str]:
+    index = next((i for i, s in enumerate(run.steps) if s.t >= around), len(run.steps) - 1)
+    chosen = run.steps[max(index - AROUND, 0) : index + AROUND + 1]
+    rows = [f"  {'minute':>6}  {'window (points seen)':<22} {'value':>7}  {'state':<8} note"]
+    for step in chosen:
+        outcome = step.outcome
+        window = f"{outcome.start}..{outcome.end} ({outcome.points} pts)" if outcome else "-"
+        value = "-" if outcome is None or outcome.value is None else f"{outcome.value:.6g}"
+        marker = ">" if step.t == around else " "
+        rows.append(f"{marker} {step.t:>6}  {window:<22} {value:>7}  {step.state:<8} {step.note}".rstrip())
+    return rows
+
+
+def as_json(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, str, str]]) -> str:
+    document = {
+        "passed": all(r.passed for _, r in results),
+        "results": [_result(file, r) for file, r in results],
+        "skipped": [{"scenario": file, "env": env, "reason": why} for file, env, why in skipped],
+        "assumptions": [{"code": a.code, "text": a.text} for a in _assumptions(results)],
+    }
+    return json.dumps(document, indent=2, sort_keys=True)
+
+
+def _result(file: str, result: Result) -> dict[str, Any]:
+    return {
+        "scenario": result.case.scenario,
+        "file": file,
+        "env": result.case.env,
+        "incident_at": result.case.incident_at,
+        "passed": result.passed,
+        "assumptions": [a.code for a in result.assumptions],
+        "expectations": [
+            {
+                "monitor": v.expectation.label,
+                "keys": list(v.expectation.keys),
+                "expect": v.expectation.describe(),
+                "passed": v.passed,
+                "detail": v.refused or v.detail,
+                "refused": bool(v.refused),
+                # The later of the window-edge readings: the earliest Datadog can be relied on to act.
+                "first_alert": v.latest("alert"),
+                "first_page": v.latest("page"),
+                "first_warning": v.latest("warning"),
+                "first_recovery": v.latest("recovery"),
+            }
+            for v in result.verdicts
+        ],
+    }
+
+
+def _assumptions(results: Sequence[tuple[str, Result]]) -> list[Assumption]:
+    seen = {a for _, r in results for a in r.assumptions}
+    return sorted(seen, key=order)
