@@ -147,4 +147,6 @@ def _series(spec: SeriesSpec, placed: PlacedQueue, collection: str, used: set[no
     stamped = points(spec.segments)
     delay = STREAM_DELAY if collection == "streams" else CRAWLER_DELAY
     arrival = arrivals(stamped, delay, spec.of in _SQS, spec.idle_before, used)
-    return Series(spec.metric, {k: str(v) for k, v in tags.items()}, stamped, arrival)
+    # The AWS integration tags every metric with the region and account it came from; the queries scope by them.
+    carried = {**tags, "region": placed.region, "aws_account": placed.account_id}
+    return Series(spec.metric, {k: str(v) for k, v in carried.items()}, stamped, arrival)
