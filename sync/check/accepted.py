@@ -44,7 +44,7 @@ def check(defs: Definitions, resources: Sequence[Resource]) -> None:
                 )
             )
         else:
-            problems.append(Problem(what=f"monitor {origin}: the Datadog API would reject {where}", fix="report it"))
+            problems.append(Problem(what=f"{kind} {origin}: the Datadog API would reject {where}", fix="report it"))
     shown = problems[:_MAX_SHOWN]
     if len(problems) > _MAX_SHOWN:
         shown.append(Problem(what=f"... and {len(problems) - _MAX_SHOWN} more"))

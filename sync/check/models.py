@@ -16,14 +16,20 @@ from datadog_api_client.exceptions import OpenApiException
 from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
+from datadog_api_client.v1.model.service_level_objective_request import ServiceLevelObjectiveRequest
 from datadog_api_client.v1.model.widget import Widget
 
-from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.kinds import DASHBOARD, MONITOR, SLO, Kind
 from sync.core.resources import Resource
 
-_MODELS: Mapping[str, type] = {MONITOR.name: Monitor, DASHBOARD.name: Dashboard, "widget": Widget}
+_MODELS: Mapping[str, type] = {
+    MONITOR.name: Monitor,
+    DASHBOARD.name: Dashboard,
+    SLO.name: ServiceLevelObjectiveRequest,
+    "widget": Widget,
+}
 # Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).
-_BY_SHAPE = frozenset({MONITOR})
+_BY_SHAPE = frozenset({MONITOR, SLO})
 
 
 @cache

@@ -22,5 +22,6 @@ def checked(folder: Path, env: str) -> tuple[Definitions, Sequence[Resource]]:
 
 
 def counted(resources: Sequence[Resource]) -> str:
-    """Resources per kind, the kinds others link to last: `49 monitors, 1 dashboard`."""
-    return ", ".join(kind.count(sum(r.kind == kind for r in resources)) for kind in reversed(KINDS))
+    """Resources per kind, the kinds others link to last: `49 monitors, 1 dashboard`; SLOs only where there are."""
+    counts = [(kind, sum(r.kind == kind for r in resources)) for kind in reversed(KINDS)]
+    return ", ".join(kind.count(n) for kind, n in counts if n or kind.name != "slo")

@@ -55,7 +55,10 @@ def load(root: Path) -> Definitions:
         for name, spec in inventory.data["classes"].items()
         if "max_processing_seconds" in spec
     }
-    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues, processing)
+    slo_classes = {name: spec["slo"] for name, spec in inventory.data["classes"].items() if "slo" in spec}
+    defs = Definitions(
+        root, classes, queues, metrics, environments, dashboards, inventory, env_queues, processing, slo_classes
+    )
     references.check(defs)
     return defs
 
@@ -242,4 +245,5 @@ def _environment(source: Source) -> Environment:
         queues=data.get("queues", {}),
         dashboards={name: spec.get("enabled", True) for name, spec in data.get("dashboards", {}).items()},
         source=source,
+        slo=data.get("slo", {}),
     )

@@ -102,6 +102,7 @@ class Environment:
     queues: Mapping[str, Mapping[str, Any]]
     dashboards: Mapping[str, bool]
     source: Source = field(repr=False, compare=False)
+    slo: Mapping[str, Any] = field(default_factory=dict)  # SLO settings over every class's (sync.definitions.slo)
 
     def name_of(self, kind: str, logical: str) -> str:
         pattern = self.naming.get(kind, DEFAULT_NAMING)
@@ -128,6 +129,8 @@ class Definitions:
     env_queues: Mapping[str, tuple[Queue, ...]] = field(default_factory=dict, repr=False, compare=False)
     # Each class's declared max_processing_seconds, for queues that do not declare their own.
     processing_defaults: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # Each class's `slo:` settings as written (sync.definitions.slo merges them with the defaults).
+    slo_classes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def max_processing_seconds(self, queue: Queue) -> int | None:
         """How long a job of this queue may run before it counts as stuck; None when nobody declared it."""

@@ -13,7 +13,8 @@ from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.references import base_features, class_features
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
-from sync.expand import aws_names, oncall
+from sync.definitions.slo import SloSettings, slo_settings
+from sync.expand import aws_names, oncall, slo
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
 from sync.expand.naming import PlacedQueue, PlacedTopic, placed_queues
@@ -33,12 +34,28 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
             feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
     expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env))
     monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
-    dashboards = [dashboard(env, placed, t) for t in defs.dashboards if env.dashboards.get(t.name, True)]
-    resources = sorted([*monitors, *dashboards], key=sort_key)
+    slos = slo_settings_of(defs, env, placed)
+    objectives = [r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))]
+    dashboards = [dashboard(env, placed, t, slos) for t in defs.dashboards if env.dashboards.get(t.name, True)]
+    resources = sorted([*monitors, *objectives, *dashboards], key=sort_key)
     for before, after in itertools.pairwise(resources):
         if (before.kind, before.key) == (after.kind, after.key):
             raise ObsError.of(f"two {after.kind}s would share the key {after.key}", "give them distinct names")
     return tuple(resources)
+
+
+def slo_settings_of(defs: Definitions, env: Environment, placed: tuple[PlacedQueue, ...]) -> dict[str, SloSettings]:
+    """The SLO settings of each queue that has an SLO here, worked out once per class."""
+    by_class: dict[str, SloSettings] = {}
+    found = {}
+    for q in placed:
+        if q.queue.slo_seconds is None:
+            continue
+        if q.queue.cls not in by_class:
+            by_class[q.queue.cls] = slo_settings(defs, env, q.queue.cls)
+        if by_class[q.queue.cls].enabled:
+            found[q.name] = by_class[q.queue.cls]
+    return found
 
 
 def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
