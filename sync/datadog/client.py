@@ -24,8 +24,9 @@ from datadog_api_client.exceptions import ApiException
 from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
+from datadog_api_client.v1.api.service_level_objectives_api import ServiceLevelObjectivesApi
 
-from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.kinds import DASHBOARD, MONITOR, SLO, Kind
 from sync.core.resources import MANAGED_TAG
 from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.credentials import Endpoint
@@ -33,6 +34,7 @@ from sync.datadog.pacing import Pacer
 
 MONITOR_PAGE = 1000  # the list endpoint's maximum page size
 DASHBOARD_PAGE = 1000
+SLO_PAGE = 1000  # the list endpoint's default limit
 _MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
 
 
@@ -44,11 +46,13 @@ class Api:
     path: str
     client: Callable[[ApiClient], Any]
     noun: str  # the method suffix: create_monitor
+    wrapped: bool = False  # answers carry the object in `data` (a create's and an update's as a list of one)
 
 
 APIS: Mapping[Kind, Api] = {
     MONITOR: Api("/api/v1/monitor", MonitorsApi, "monitor"),
     DASHBOARD: Api("/api/v1/dashboard", DashboardsApi, "dashboard"),
+    SLO: Api("/api/v1/slo", ServiceLevelObjectivesApi, "slo", wrapped=True),
 }
 
 
@@ -150,6 +154,24 @@ class Datadog:
         )
         return found
 
+    def managed_slos(self) -> list[dict[str, Any]]:
+        """Our SLOs of every environment, a thousand per call. The list filters on one tag only; ownership
+        and environment are checked again on every object."""
+        found: list[dict[str, Any]] = []
+        while True:
+            page = self._send(
+                "slos read",
+                "GET /api/v1/slo",
+                self._apis[SLO].list_slos,
+                tags_query=MANAGED_TAG,
+                limit=SLO_PAGE,
+                offset=len(found),
+            )
+            items = (page or {}).get("data") or []
+            found += items
+            if last_page(len(items), SLO_PAGE):
+                return found
+
     def _monitor_pages(self, tags: str | None) -> Iterator[dict[str, Any]]:
         filters: dict[str, Any] = {"monitor_tags": tags} if tags else {}
         page = largest = 0
@@ -175,6 +197,7 @@ class Datadog:
         created: dict[str, Any] = self._send(
             f"{kind.plural} write", label, self._call(kind, "create"), body, repeatable=False
         )
+        created = _unwrapped(kind, created)
         if not isinstance(created, Mapping) or "id" not in created:
             raise RequestFailed(label, "the answer carries no id", ambiguous=True)
         return created
@@ -184,7 +207,8 @@ class Datadog:
         updated: dict[str, Any] = self._send(
             f"{kind.plural} write", label, self._call(kind, "update"), _id(kind, object_id), body
         )
-        return updated
+        unwrapped: dict[str, Any] = _unwrapped(kind, updated)
+        return unwrapped
 
     def delete(self, kind: Kind, object_id: str) -> None:
         label = f"DELETE {APIS[kind].path}/{{id}}"
@@ -278,6 +302,16 @@ def last_page(length: int, asked: int, largest: int = 0) -> bool:
     if largest:  # pages came before: the server's page size is known
         return length < largest
     return length < asked and length != API_DEFAULT_PAGE
+
+
+def _unwrapped(kind: Kind, answer: Any) -> Any:
+    """The object an answer carries: an SLO create or update answers `{"data": [the SLO]}`."""
+    if not APIS[kind].wrapped or not isinstance(answer, Mapping):
+        return answer
+    data = answer.get("data")
+    if isinstance(data, list):
+        return data[0] if len(data) == 1 else None
+    return data
 
 
 def _id(kind: Kind, object_id: str) -> int | str:

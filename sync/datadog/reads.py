@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sync.core.kinds import DASHBOARD, KINDS, MONITOR, Kind
+from sync.core.kinds import DASHBOARD, KINDS, MONITOR, SLO, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
 from sync.core.resources import DASHBOARD_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.datadog.client import Datadog, RequestFailed
@@ -35,6 +35,11 @@ def monitor_key(tags: Iterable[str]) -> str | None:
     tags = list(tags)
     keys = [t.removeprefix(KEY_TAG_PREFIX) for t in tags if t.startswith(KEY_TAG_PREFIX)]
     return keys[0] if MANAGED_TAG in tags and len(keys) == 1 and keys[0] else None
+
+
+def slo(obj: Mapping[str, Any]) -> Live:
+    """An SLO carries our marker in its tags, like a monitor."""
+    return live(SLO, obj, monitor_key(obj.get("tags") or ()))
 
 
 def dashboard(obj: Mapping[str, Any]) -> Live:
@@ -96,6 +101,10 @@ READERS: Mapping[Kind, Reader] = {
         _monitors,
         find=lambda dd, key: [monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{key}")],
         wider=lambda dd: [monitor(m) for m in dd.managed_monitors(None)],
+    ),
+    SLO: Reader(
+        lambda dd, env, desired, adopt: [slo(o) for o in dd.managed_slos()],
+        find=lambda dd, key: [slo(o) for o in dd.managed_slos()],
     ),
     DASHBOARD: Reader(_dashboards, find=lambda dd, key: [dashboard(s) for s in dd.dashboard_summaries()]),
 }

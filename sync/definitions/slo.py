@@ -69,10 +69,14 @@ def slo_settings(defs: Definitions, env: Environment, cls: str) -> SloSettings:
     found.add(env.source, ("slo",), env.slo)
     target = float(found.get("target"))
     if not 0 < target < 100:
-        raise found.fail("target", f"SLO target {found.get('target')} is outside (0, 100)", "use a percentage such as 99.5")
+        raise found.fail(
+            "target", f"SLO target {found.get('target')} is outside (0, 100)", "use a percentage such as 99.5"
+        )
     warning = found.get("warning")
     if warning is not None and not target < warning < 100:
-        raise found.fail("warning", f"SLO warning {warning} must be above the target {target:g} and below 100", "raise it")
+        raise found.fail(
+            "warning", f"SLO warning {warning} must be above the target {target:g} and below 100", "raise it"
+        )
     return SloSettings(
         enabled=bool(found.get("enabled")),
         target=target,
@@ -131,7 +135,8 @@ def _burn(name: str, found: _Layers, target: float, env: Environment) -> Burn:
     if not 0 < threshold <= ceiling:
         raise found.fail(
             f"{name}.threshold",
-            f"burn-rate threshold {found.get(f'{name}.threshold')} is outside (0, {ceiling:.6g}] for a {target:g}% target",
+            f"burn-rate threshold {found.get(f'{name}.threshold')} is outside (0, {ceiling:.6g}]"
+            f" for a {target:g}% target",
             "a burn rate above 1/(1 - target) can never be reached: lower it",
         )
     audience = str(found.get(f"{name}.notify"))

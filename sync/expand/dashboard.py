@@ -24,7 +24,9 @@ def dashboard(
     """`slos`: the settings of each queue that has an SLO here, for the `[[slo_widgets]]` token."""
     key = f"{env.name}/{template.name}"
     body = {k: v for k, v in template.body.items() if k not in ("name", "$schema")}
-    body = tokens.fill_value(body, {**_dashboard_values(env, placed), "slo_widgets": _slo_widgets(env, placed, slos or {})})
+    body = tokens.fill_value(
+        body, {**_dashboard_values(env, placed), "slo_widgets": _slo_widgets(env, placed, slos or {})}
+    )
     body.setdefault("layout_type", "ordered")
     description = str(body.get("description", "")).strip()
     body["description"] = "\n\n".join(p for p in (description, dashboard_marker(key)) if p)

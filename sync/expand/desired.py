@@ -11,9 +11,9 @@ from sync.core.resources import Resource, sort_key
 from sync.definitions import tokens
 from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.references import base_features, class_features
+from sync.definitions.slo import SloSettings, slo_settings
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
-from sync.definitions.slo import SloSettings, slo_settings
 from sync.expand import aws_names, oncall, slo
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
@@ -35,7 +35,9 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env))
     monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
     slos = slo_settings_of(defs, env, placed)
-    objectives = [r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))]
+    objectives = [
+        r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))
+    ]
     dashboards = [dashboard(env, placed, t, slos) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     resources = sorted([*monitors, *objectives, *dashboards], key=sort_key)
     for before, after in itertools.pairwise(resources):

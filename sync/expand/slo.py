@@ -26,9 +26,7 @@ def slo_key(env: str, queue: str) -> str:
     return f"{env}/{queue}/slo"
 
 
-def resources(
-    env: Environment, placed: PlacedQueue, settings: SloSettings, links: tuple[str, ...]
-) -> list[Resource]:
+def resources(env: Environment, placed: PlacedQueue, settings: SloSettings, links: tuple[str, ...]) -> list[Resource]:
     """The queue's SLO and its burn-rate monitors; nothing for a queue without slo_seconds."""
     queue = placed.queue
     if queue.slo_seconds is None or not settings.enabled:
@@ -73,7 +71,11 @@ def _slo_body(env: Environment, placed: PlacedQueue, settings: SloSettings, tags
                 "query": {
                     "formulas": [{"formula": "age"}],
                     "queries": [
-                        {"data_source": "metrics", "name": "age", "query": f"max:{METRIC}{{queuename:{placed.sqs_name}}}"}
+                        {
+                            "data_source": "metrics",
+                            "name": "age",
+                            "query": f"max:{METRIC}{{queuename:{placed.sqs_name}}}",
+                        }
                     ],
                 },
             }

@@ -1,0 +1,216 @@
+"""Queue SLOs end to end: the real CLI and datadog-api-client against the fake Datadog on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from sync.core.kinds import SLO
+from sync.datadog.client import Datadog, RequestFailed
+from sync.datadog.credentials import Endpoint
+
+from .conftest import Obs
+from .fakedd import FakeDatadog, Rejected
+
+SLO_KEYS = {f"prod/{q}/slo" for q in ("critical", "high", "default")}
+BURN_KEYS = {f"prod/{q}/slo-{b}-burn" for q in ("critical", "high", "default") for b in ("fast", "slow")}
+
+
+def tagged_key(body: dict[str, Any]) -> str:
+    (key,) = [str(t).removeprefix("obs-key:") for t in body["tags"] if str(t).startswith("obs-key:")]
+    return key
+
+
+def slo_ids(dd: FakeDatadog) -> dict[str, str]:
+    return {tagged_key(s): slo_id for slo_id, s in dd.slos.items() if "managed-by:obs" in s["tags"]}
+
+
+def pending(plan: dict[str, Any]) -> dict[str, str]:
+    return {c["key"]: c["action"] for c in plan["changes"] if c["action"] != "unchanged"}
+
+
+def test_sync_creates_slos_then_monitors_and_dashboard_with_their_real_ids(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert "Applied: 59 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    ids = slo_ids(dd)
+    assert ids.keys() == SLO_KEYS
+    critical = dd.slos[ids["prod/critical/slo"]]
+    assert critical["type"] == "time_slice" and critical["type_id"] == 2
+    condition = critical["sli_specification"]["time_slice"]
+    assert condition["comparator"] == "<=" and condition["threshold"] == 30.0
+    assert condition["query"]["queries"][0]["query"] == (
+        "max:aws.sqs.approximate_age_of_oldest_message{queuename:prod-critical}"
+    )
+    assert [(t["timeframe"], t["target"]) for t in critical["thresholds"]] == [("30d", 99.5), ("7d", 99.5)]
+
+    burns = {tagged_key(m): m for m in dd.monitors.values() if m["type"] == "slo alert"}
+    assert burns.keys() == BURN_KEYS
+    fast = burns["prod/critical/slo-fast-burn"]
+    assert fast["query"] == (
+        f'burn_rate("{ids["prod/critical/slo"]}").over("30d").long_window("1h").short_window("15m") > 14.4'
+    )
+    assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in fast["message"]
+    slow = burns["prod/critical/slo-slow-burn"]
+    assert "@slack-jobs-alerts" in slow["message"] and "@pagerduty" not in slow["message"]
+    assert "${" not in json.dumps(list(dd.monitors.values()))
+
+    (board,) = dd.dashboards.values()
+    shown = re.findall(r'"slo_id": "([^"]+)"', json.dumps(board["widgets"]))
+    assert sorted(shown) == sorted(ids.values())
+
+    dd.reset_log()
+    assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 59 unchanged, 0 unmanaged." in obs.out
+    assert dd.calls("GET", "/api/v1/slo") == 1
+
+
+def test_a_target_changed_in_yaml_updates_the_slo_in_place(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    before = slo_ids(dd)
+    inventory = obs.definitions / "queues.yaml"
+    inventory.write_text(inventory.read_text().replace("target: 99.5", "target: 99.9"))
+    plan = obs.plan()
+    # The SLOs, and the burn-rate messages that state the target.
+    assert pending(plan) == {key: "update" for key in SLO_KEYS | BURN_KEYS}
+    (change,) = [c for c in plan["changes"] if c["key"] == "prod/critical/slo"]
+    assert {f["path"] for f in change["fields"]} == {"target_threshold", "thresholds[0].target", "thresholds[1].target"}
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert slo_ids(dd) == before
+    assert dd.slos[before["prod/critical/slo"]]["target_threshold"] == 99.9
+    assert pending(obs.plan()) == {}
+
+
+def test_an_slo_edited_by_hand_is_drift_that_the_next_sync_reverts(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    slo_id = slo_ids(dd)["prod/high/slo"]
+    edited = {k: v for k, v in dd.slos[slo_id].items() if k not in ("id", "created_at", "modified_at", "creator")}
+    edited["sli_specification"]["time_slice"]["threshold"] = 600
+    dd.slos[slo_id].update(edited)
+    assert pending(obs.plan()) == {"prod/high/slo": "update"}
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert dd.slos[slo_id]["sli_specification"]["time_slice"]["threshold"] == 120.0
+
+
+def test_a_removed_slo_is_deleted_after_the_monitors_and_widget_that_refer_to_it(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    removed = slo_ids(dd)["prod/default/slo"]
+    inventory = obs.definitions / "queues.yaml"
+    inventory.write_text(inventory.read_text().replace("    slo_seconds: 300\n", ""))
+    # The default queue's age monitor needs slo_seconds on short queues: move it to the feature class.
+    inventory.write_text(
+        inventory.read_text().replace("  - name: default\n    class: short", "  - name: default\n    class: feature")
+    )
+    plan = obs.plan()
+    assert (
+        pending(plan).items()
+        >= {
+            "prod/default/slo": "delete",
+            "prod/default/slo-fast-burn": "delete",
+            "prod/default/slo-slow-burn": "delete",
+            "prod/oncall": "update",
+        }.items()
+    )
+    dd.reset_log()
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert removed not in dd.slos and slo_ids(dd).keys() == SLO_KEYS - {"prod/default/slo"}
+    assert all(removed not in m["query"] for m in dd.monitors.values())
+    assert [r.status for r in dd.log if r.path.startswith("/api/v1/slo/")] == [200]
+    assert pending(obs.plan()) == {}
+
+
+def test_the_fake_refuses_to_delete_an_slo_a_monitor_alerts_on(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    slo_id = slo_ids(dd)["prod/critical/slo"]
+    client = Datadog(Endpoint(dd.url, dd.api_key, dd.app_key))
+    try:
+        with pytest.raises(RequestFailed) as refused:
+            client.delete(SLO, slo_id)
+    finally:
+        client.close()
+    assert refused.value.status == 409 and "referenced by monitor" in refused.value.detail
+    assert slo_id in dd.slos
+
+
+def test_a_hand_made_slo_is_untouched(obs: Obs, dd: FakeDatadog) -> None:
+    mine = dd.create_slo(
+        {
+            "name": "[prod] critical: jobs start within 30 s",
+            "type": "time_slice",
+            "sli_specification": {
+                "time_slice": {
+                    "comparator": "<",
+                    "threshold": 10,
+                    "query": {
+                        "formulas": [{"formula": "q"}],
+                        "queries": [{"data_source": "metrics", "name": "q", "query": "avg:my.metric{*}"}],
+                    },
+                }
+            },
+            "thresholds": [{"timeframe": "7d", "target": 99}],
+            "tags": ["env:prod", "team:mine"],
+        }
+    )
+    snapshot = json.dumps(mine, sort_keys=True)
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert json.dumps(dd.slos[mine["id"]], sort_keys=True) == snapshot
+    assert len(slo_ids(dd)) == 3 and len(dd.slos) == 4
+    assert obs("sync", "--env", "prod") == 0
+    assert json.dumps(dd.slos[mine["id"]], sort_keys=True) == snapshot
+
+
+def test_the_fake_checks_slo_bodies_against_the_spec(dd: FakeDatadog) -> None:
+    query = {"formulas": [{"formula": "a"}], "queries": [{"data_source": "metrics", "name": "a", "query": "max:m{*}"}]}
+    good: dict[str, Any] = {
+        "name": "x",
+        "type": "time_slice",
+        "thresholds": [{"timeframe": "30d", "target": 99.5}],
+        "sli_specification": {
+            "time_slice": {
+                "comparator": "<=",
+                "threshold": 1,
+                "query": {
+                    "formulas": [{"formula": "a"}],
+                    "queries": [{"data_source": "metrics", "name": "a", "query": "max:m{*}"}],
+                },
+            }
+        },
+    }
+    created = dd.create_slo(good)
+    assert isinstance(created["id"], str) and created["creator"]["email"] and created["type_id"] == 2
+    assert created["sli_specification"]["time_slice"]["query_interval_seconds"] == 300  # the spec's default
+    assert created["thresholds"][0]["target_display"] and created["target_threshold"] == 99.5
+    assert created["description"] is None
+    for bad in (
+        {**good, "thresholds": [{"timeframe": "1d", "target": 99.5}]},
+        {**good, "thresholds": [{"timeframe": "30d", "target": 100}]},
+        {**good, "unknown": 1},
+        {
+            **good,
+            "sli_specification": {
+                "time_slice": {
+                    "comparator": "=",
+                    "threshold": 1,
+                    "query": good["sli_specification"]["time_slice"]["query"],
+                }
+            },
+        },
+        {k: v for k, v in good.items() if k != "thresholds"},
+        {**good, "id": "abc"},
+    ):
+        with pytest.raises(Rejected):
+            dd.create_slo(bad)
+
+
+def test_an_slo_alert_naming_no_slo_is_refused(dd: FakeDatadog) -> None:
+    with pytest.raises(Rejected):
+        dd.create_monitor(
+            {
+                "name": "x",
+                "type": "slo alert",
+                "query": 'burn_rate("${slo_id:prod/x/slo}").over("30d").long_window("1h").short_window("5m") > 14.4',
+                "options": {"thresholds": {"critical": 14.4}},
+            }
+        )
