@@ -171,10 +171,7 @@ def test_the_fake_checks_slo_bodies_against_the_spec(dd: FakeDatadog) -> None:
             "time_slice": {
                 "comparator": "<=",
                 "threshold": 1,
-                "query": {
-                    "formulas": [{"formula": "a"}],
-                    "queries": [{"data_source": "metrics", "name": "a", "query": "max:m{*}"}],
-                },
+                "query": query,
             }
         },
     }
@@ -193,7 +190,7 @@ def test_the_fake_checks_slo_bodies_against_the_spec(dd: FakeDatadog) -> None:
                 "time_slice": {
                     "comparator": "=",
                     "threshold": 1,
-                    "query": good["sli_specification"]["time_slice"]["query"],
+                    "query": query,
                 }
             },
         },

@@ -123,7 +123,7 @@ def _rewrite(body: Body, kept: Body, modified: int) -> Body:
         "type_id": _TYPE_IDS[slo_type],
         "thresholds": stored_thresholds,
         "timeframe": body.get("timeframe", primary["timeframe"]),
-        "target_threshold": float(body.get("target_threshold", primary["target"])),
+        "target_threshold": float(body.get("target_threshold") or primary["target"]),
         "monitor_ids": list(body.get("monitor_ids") or []),
         "monitor_tags": [],
         "created_at": kept["created_at"],
