@@ -17,7 +17,8 @@ Ref = tuple[str, str]  # (kind name, key)
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)_id:([^}]+)\}")
 PLACEHOLDER_NOTE = (
     "Monitor messages link to dashboards by ID; where the ID is not known yet they show ${dashboard_id:KEY}, "
-    "which obs sync replaces with the live dashboard's ID."
+    "which obs sync replaces with the live dashboard's ID. Burn-rate monitors and the dashboard's SLO widgets "
+    "likewise show ${slo_id:KEY} until the SLO exists."
 )
 
 
