@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,11 @@ import pytest
 from sync.core.kinds import SLO
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint
+from sync.definitions.load import load
+from sync.definitions.model import Definitions
+from sync.definitions.slo import slo_settings
+from sync.errors import ObsError
+from sync.expand.desired import expand
 
 from .conftest import Obs
 from .fakedd import FakeDatadog, Rejected
@@ -211,3 +218,34 @@ def test_an_slo_alert_naming_no_slo_is_refused(dd: FakeDatadog) -> None:
                 "options": {"thresholds": {"critical": 14.4}},
             }
         )
+
+
+def test_a_default_audience_an_environment_lacks_notifies_nobody_there(example_copy: Path) -> None:
+    inventory = example_copy / "queues.yaml"
+    text = inventory.read_text()
+    inventory.write_text(text[: text.index("    slo:\n")] + text[text.index("  long:\n") :])  # defaults only
+    defs = load(example_copy)
+    chat_only = dataclasses.replace(defs.environment("prod"), notify={"chat": ("@slack-jobs-alerts",)})
+    settings = slo_settings(defs, chat_only, "short")
+    assert {b.name: b.audience for b in settings.burns} == {"fast_burn": "none", "slow_burn": "chat"}
+    assert settings.target == 99.5 and settings.timeframes == ("30d", "7d")
+
+
+def test_an_audience_named_on_purpose_must_exist(example: Definitions) -> None:
+    chat_only = dataclasses.replace(example.environment("prod"), notify={"chat": ("@slack-jobs-alerts",)})
+    with pytest.raises(ObsError, match=r"queues.yaml:13: .*audience 'page' is not declared in environments/prod"):
+        slo_settings(example, chat_only, "short")
+
+
+def test_environment_settings_win_over_the_class(example: Definitions) -> None:
+    staging = {r.key: r.body for r in expand(example, "staging")}
+    assert [t["timeframe"] for t in staging["staging/critical/slo"]["thresholds"]] == ["7d"]
+    fast = staging["staging/critical/slo-fast-burn"]
+    assert '.over("7d")' in fast["query"] and "{{#is_alert}}@slack-jobs-staging{{/is_alert}}" in fast["message"]
+    dev = {r.key: r.body for r in expand(example, "dev")}
+    assert "{{#is_alert}}" not in dev["dev/critical/slo-fast-burn"]["message"]  # dev's page audience is empty
+
+
+def test_a_queue_without_slo_seconds_has_no_slo(example: Definitions) -> None:
+    keys = {r.key for r in expand(example, "prod") if r.kind == SLO}
+    assert keys == SLO_KEYS  # low, introduction and reindexing declare no slo_seconds

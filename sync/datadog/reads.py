@@ -102,9 +102,11 @@ READERS: Mapping[Kind, Reader] = {
         find=lambda dd, key: [monitor(m) for m in dd.find_monitors(f"{KEY_TAG_PREFIX}{key}")],
         wider=lambda dd: [monitor(m) for m in dd.managed_monitors(None)],
     ),
+    # The list filters on one tag: ours, of every environment, a thousand per call.
     SLO: Reader(
         lambda dd, env, desired, adopt: [slo(o) for o in dd.managed_slos()],
-        find=lambda dd, key: [slo(o) for o in dd.managed_slos()],
+        find=lambda dd, key: [s for s in map(slo, dd.managed_slos()) if s.key == key],
+        wider=lambda dd: [slo(o) for o in dd.managed_slos()],
     ),
     DASHBOARD: Reader(_dashboards, find=lambda dd, key: [dashboard(s) for s in dd.dashboard_summaries()]),
 }
