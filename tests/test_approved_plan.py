@@ -29,7 +29,7 @@ def test_a_sync_applies_exactly_the_approved_plan(obs: Obs, dd: FakeDatadog, tmp
 
     assert obs("sync", "--env", "prod", "--plan", str(saved)) == 0, obs.err
     assert "Applied: 59 created, 0 updated, 0 deleted, 0 failed" in obs.out
-    assert len(dd.monitors) == 49
+    assert len(dd.monitors) == 55
 
 
 def test_a_live_change_that_matters_refuses_the_approved_plan(obs: Obs, dd: FakeDatadog, tmp_path: Path) -> None:
@@ -134,8 +134,8 @@ def test_obs_plan_shows_message_changes_as_lines_and_who_gets_paged(obs: Obs, dd
     assert "      +{{#is_alert}}@opsgenie-jobs{{/is_alert}}\n" in obs.out
     paging = obs.out.split("Who gets paged:\n")[1].split("Plan:")[0]
     assert paging.splitlines() == [
-        "  alert: +@opsgenie-jobs on 30 monitors, -@pagerduty-jobs-platform on 30 monitors",
-        "  recovery: +@opsgenie-jobs on 30 monitors, -@pagerduty-jobs-platform on 30 monitors",
+        "  alert: +@opsgenie-jobs on 27 monitors, -@pagerduty-jobs-platform on 27 monitors",
+        "  recovery: +@opsgenie-jobs on 27 monitors, -@pagerduty-jobs-platform on 27 monitors",
     ]
     assert obs("plan", "--env", "prod", "--format", "markdown") == 0
     assert "**Who gets paged**" in obs.out and "````diff" not in obs.out and "```diff" in obs.out

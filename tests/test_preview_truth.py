@@ -48,13 +48,14 @@ def test_deletions_the_sync_will_refuse_are_warned_per_environment(repo: Path, r
     out = outputs(run, repo)
     refused = warnings(out["json"], "mass-delete")
     assert [w["env"] for w in refused] == ["prod", "staging", "dev"]
-    prod = "the sync of prod will refuse to delete 17 of the 50 objects obs manages there (the limit is 10)"
-    assert prod in refused[0]["text"] and "--max-deletes 17" in refused[0]["text"]
+    prod = "the sync of prod will refuse to delete 20 of the 59 objects obs manages there (the limit is 10)"
+    assert prod in refused[0]["text"] and "--max-deletes 20" in refused[0]["text"]
     assert f"WARNING (prod): {prod}" in out["text"]
-    assert "> **prod**: the sync of prod will refuse to delete 17 of the 50 objects" in out["markdown"]
+    assert "> **prod**: the sync of prod will refuse to delete 20 of the 59 objects" in out["markdown"]
     assert "label obs-allow-deletes" in out["markdown"]
 
-    edit(repo, "queues.yaml", "queues:\n", "queues:" + LOW_QUEUE)  # one queue less is within every limit
+    # One long queue less is within every limit (a short one takes its SLO and burn-rate alerts with it).
+    edit(repo, "queues.yaml", "queues:\n", "queues:" + DEFAULT_QUEUE)
     assert warnings(outputs(run, repo)["json"], "mass-delete") == []
 
 
@@ -64,7 +65,7 @@ def test_a_move_to_another_datadog_site_says_the_old_monitors_keep_paging(repo: 
     (moved,) = warnings(out["json"], "site-move")
     assert moved["env"] == "prod"
     assert (
-        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 49 monitors obs made on " in moved["text"]
+        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 55 monitors obs made on " in moved["text"]
     )
     assert "keep evaluating and paging until someone deletes them" in moved["text"]
     assert "keep evaluating and paging" in out["text"] and "keep evaluating and paging" in out["markdown"]
@@ -116,7 +117,7 @@ def test_monitors_that_now_alert_nobody_are_warned(repo: Path, run: Run) -> None
     out = outputs(run, repo)
     (silent,) = warnings(out["json"], "alerts-nobody")
     assert silent["env"] == "prod"
-    assert silent["text"].startswith("27 monitors of prod that paged someone now alert nobody (prod/critical/age, ")
+    assert silent["text"].startswith("27 monitors of prod that paged someone now alert nobody (prod/critical/backlog_minutes, ")
     assert "page: [] notifies no one" in out["text"] and "now alert nobody" in out["markdown"]
     assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (27 → 0) |" in out["markdown"]
 

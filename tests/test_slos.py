@@ -249,3 +249,17 @@ def test_environment_settings_win_over_the_class(example: Definitions) -> None:
 def test_a_queue_without_slo_seconds_has_no_slo(example: Definitions) -> None:
     keys = {r.key for r in expand(example, "prod") if r.kind == SLO}
     assert keys == SLO_KEYS  # low, introduction and reindexing declare no slo_seconds
+
+
+def test_a_metric_may_leave_its_page_to_the_burn_rate_alert(example_copy: Path) -> None:
+    prod = {r.key: r.body for r in expand(load(example_copy), "prod")}
+    age = prod["prod/critical/age"]["message"]
+    assert "{{#is_alert}}@slack-jobs-alerts{{/is_alert}}" in age and "@pagerduty" not in age
+    assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in prod["prod/critical/slo-fast-burn"]["message"]
+    assert "@pagerduty" in prod["prod/introduction/age"]["message"]  # no SLO there: the static page stays
+
+    environment = example_copy / "environments" / "prod.yaml"
+    environment.write_text(environment.read_text() + "slo: {fast_burn: {notify: none}}\n")
+    prod = {r.key: r.body for r in expand(load(example_copy), "prod")}
+    assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in prod["prod/critical/age"]["message"]
+    assert "{{#is_alert}}" not in prod["prod/critical/slo-fast-burn"]["message"]

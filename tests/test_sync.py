@@ -463,4 +463,4 @@ def test_verbose_shows_the_calls_even_when_reading_fails(
 ) -> None:
     monkeypatch.setenv("DD_APP_KEY", "not-the-application-key")
     assert obs("plan", "--env", "prod", "--verbose") == 1
-    assert "could not read the live org" in obs.err and "API calls: 1 (GET /api/v1/dashboard 1)" in obs.err
+    assert "could not read the live org" in obs.err and "API calls: 1 (GET /api/v1/slo 1)" in obs.err

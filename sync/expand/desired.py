@@ -32,9 +32,9 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     for queue in placed:
         for topic in queue.topics:
             feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
-    expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env))
-    monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
     slos = slo_settings_of(defs, env, placed)
+    expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env), slos)
+    monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
     objectives = [
         r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))
     ]
@@ -123,6 +123,7 @@ class _Expansion:
     env: Environment
     feeds: Mapping[str, list[str]]  # topic -> the queues it feeds here
     boards: tuple[oncall.Board, ...]
+    slos: Mapping[str, SloSettings]  # queue -> the settings of its SLO here, for queues that have one
     shared: Shared = field(default_factory=dict)
     needs: Needs = field(default_factory=dict)
     _links: dict[tuple[str, str | None], tuple[str, ...]] = field(default_factory=dict)
@@ -134,6 +135,8 @@ class _Expansion:
         settings = settings_for(self.defs, env, queue, metric, self.shared)
         if not settings["enabled"]:
             return []
+        if settings.get("slo_replaces_page") and placed.name in self.slos:
+            settings = _paged_by_slo(settings, self.slos[placed.name])
         base_key = f"{env.name}/{queue.name}/{metric.name}"
         if metric.for_each == "queue":
             return [monitor(env, placed, metric, settings, base_key, None, self.links(placed, None))]
@@ -162,6 +165,18 @@ class _Expansion:
         if at not in self._links:
             self._links[at] = oncall.message_lines(self.env, placed, self.boards, topic)
         return self._links[at]
+
+
+def _paged_by_slo(settings: Settings, slo: SloSettings) -> Settings:
+    """What would notify the fast burn's audience (the page) goes to the slow burn's (chat): the burn-rate
+    alert pages instead, and only on a real drain of the error budget. Where the fast burn notifies nobody,
+    the monitor keeps its page."""
+    audiences = {burn.name: burn.audience for burn in slo.burns}
+    fast, slow = audiences["fast_burn"], audiences["slow_burn"]
+    if fast == "none":
+        return settings
+    notify = {severity: slow if audience == fast else audience for severity, audience in settings["notify"].items()}
+    return Settings({**settings.values, "notify": notify}, settings.origin)
 
 
 def _uses(settings: Settings, token: str) -> bool:

@@ -79,7 +79,7 @@ class _Route:
 
 
 class FakeDatadog:
-    """A stateful Datadog monitors and dashboards API for the real client to talk to; a context manager."""
+    """A stateful Datadog monitors, dashboards and SLOs API for the real client to talk to; a context manager."""
 
     def __init__(self, faults: Faults | None = None, api_key: str | None = None, app_key: str | None = None) -> None:
         self.faults = faults or Faults()
