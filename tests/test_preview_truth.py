@@ -117,7 +117,8 @@ def test_monitors_that_now_alert_nobody_are_warned(repo: Path, run: Run) -> None
     out = outputs(run, repo)
     (silent,) = warnings(out["json"], "alerts-nobody")
     assert silent["env"] == "prod"
-    assert silent["text"].startswith("27 monitors of prod that paged someone now alert nobody (prod/critical/backlog_minutes, ")
+    expected = "27 monitors of prod that paged someone now alert nobody (prod/critical/backlog_minutes, "
+    assert silent["text"].startswith(expected)
     assert "page: [] notifies no one" in out["text"] and "now alert nobody" in out["markdown"]
     assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (27 → 0) |" in out["markdown"]
 
