@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from sync.check import models
 from sync.core.kinds import SLO
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint
@@ -263,3 +264,45 @@ def test_a_metric_may_leave_its_page_to_the_burn_rate_alert(example_copy: Path) 
     prod = {r.key: r.body for r in expand(load(example_copy), "prod")}
     assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in prod["prod/critical/age"]["message"]
     assert "{{#is_alert}}" not in prod["prod/critical/slo-fast-burn"]["message"]
+
+
+def test_a_removed_slo_warning_is_a_change_and_goes_away(obs: Obs, dd: FakeDatadog) -> None:
+    inventory = obs.definitions / "queues.yaml"
+    original = inventory.read_text()
+    inventory.write_text(original.replace("      target: 99.5\n", "      target: 99.5\n      warning: 99.8\n"))
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    slo_id = slo_ids(dd)["prod/critical/slo"]
+    assert dd.slos[slo_id]["warning_threshold"] == 99.8 and dd.slos[slo_id]["thresholds"][0]["warning"] == 99.8
+    assert pending(obs.plan()) == {}
+    inventory.write_text(original)
+    plan = obs.plan()
+    assert pending(plan) == {key: "update" for key in SLO_KEYS}
+    (change,) = [c for c in plan["changes"] if c["key"] == "prod/critical/slo"]
+    assert {f["path"] for f in change["fields"]} == {
+        "warning_threshold",
+        "thresholds[0].warning",
+        "thresholds[1].warning",
+    }
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert "warning_threshold" not in dd.slos[slo_id] and "warning" not in dd.slos[slo_id]["thresholds"][0]
+    assert pending(obs.plan()) == {}
+
+
+def test_obs_links_gives_each_queue_its_slo_page_with_the_live_id(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    assert obs("links", "--env", "prod", "--queue", "critical", "--format", "json") == 0, obs.err
+    (queue,) = json.loads(obs.out)["queues"]
+    links = {link["label"]: link["url"] for link in queue["links"]}
+    assert links["SLO"] == f"https://app.datadoghq.com/slo/manage?slo_id={slo_ids(dd)['prod/critical/slo']}"
+    assert obs("links", "--env", "prod", "--queue", "low", "--format", "json") == 0
+    assert "SLO" not in {link["label"] for link in json.loads(obs.out)["queues"][0]["links"]}
+
+
+def test_the_model_check_covers_slo_bodies(example: Definitions) -> None:
+    (body,) = [r.body for r in expand(example, "prod") if r.key == "prod/critical/slo"]
+    assert models.problems(SLO, body) == []
+    assert models.problems(SLO, {**body, "frobnicate": 1}) == ["frobnicate: unknown key"]
+    bad = json.loads(json.dumps(body))
+    bad["sli_specification"]["time_slice"]["comparator"] = "=="
+    assert models.problems(SLO, bad) != []
+    assert models.problems(SLO, {**body, "thresholds": [{"timeframe": "14d", "target": 99}]}) != []
