@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from datadog_api_client import ApiClient, Configuration
+from datadog_api_client.exceptions import ApiException
+from datadog_api_client.v1.api.service_level_objectives_api import ServiceLevelObjectivesApi
 
 from sync.check import models
 from sync.core.kinds import SLO
@@ -306,3 +309,24 @@ def test_the_model_check_covers_slo_bodies(example: Definitions) -> None:
     bad["sli_specification"]["time_slice"]["comparator"] = "=="
     assert models.problems(SLO, bad) != []
     assert models.problems(SLO, {**body, "thresholds": [{"timeframe": "14d", "target": 99}]}) != []
+
+
+def test_the_fake_lists_slos_with_the_api_filters_and_pages(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    obs("sync", "--env", "staging")
+    config = Configuration(host=dd.url, api_key={"apiKeyAuth": dd.api_key, "appKeyAuth": dd.app_key})  # type: ignore[no-untyped-call]
+    with ApiClient(config) as client:
+        api = ServiceLevelObjectivesApi(client)  # type: ignore[no-untyped-call]
+        ours = api.list_slos(tags_query="env:prod").data
+        assert sorted(tagged_key(s.to_dict()) for s in ours) == sorted(SLO_KEYS)
+        assert len(api.list_slos(tags_query="managed-by:obs").data) == 6
+        first, second = api.list_slos(limit=4, offset=0).data, api.list_slos(limit=4, offset=4).data
+        assert len(first) == 4 and len(second) == 2 and not {s.id for s in first} & {s.id for s in second}
+        (one,) = api.list_slos(ids=ours[0].id).data
+        assert one.id == ours[0].id and api.get_slo(ours[0].id).data.id == ours[0].id
+        assert api.list_slos(query="critical", tags_query="env:prod").data[0].name == (
+            "[prod] critical: jobs start within 30 s"
+        )
+        with pytest.raises(ApiException) as refused:
+            api.list_slos(limit=5000)
+        assert refused.value.status == 400
