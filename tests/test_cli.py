@@ -42,8 +42,13 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
     assert not stale.exists()
     body = json.loads((tmp_path / "monitors" / "prod.critical.age.json").read_text())
     assert body["options"]["thresholds"]["critical"] == 30
-    assert len(list((tmp_path / "monitors").glob("*.json"))) == 49
+    assert len(list((tmp_path / "monitors").glob("*.json"))) == 55
     assert [p.name for p in (tmp_path / "dashboards").iterdir()] == ["prod.oncall.json"]
+    assert sorted(p.name for p in (tmp_path / "slos").iterdir()) == [
+        "prod.critical.slo.json",
+        "prod.default.slo.json",
+        "prod.high.slo.json",
+    ]
 
 
 def test_render_without_env_writes_every_environment_or_nothing(
@@ -53,7 +58,7 @@ def test_render_without_env_writes_every_environment_or_nothing(
     counts = {
         env: len(list((tmp_path / "all" / env / "monitors").glob("*.json"))) for env in ("dev", "prod", "staging")
     }
-    assert counts == {"dev": 33, "prod": 49, "staging": 49}
+    assert counts == {"dev": 39, "prod": 55, "staging": 55}
     out = capsys.readouterr().out
     assert "${dashboard_id:KEY}" in out  # the placeholder in dashboard links is said, once
 
@@ -75,7 +80,7 @@ def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
 def test_plan_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "staging", "--offline", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["summary"]["create"] == 50
+    assert doc["summary"]["create"] == 59
     assert {c["action"] for c in doc["changes"]} == {"create"}
 
 
@@ -96,7 +101,7 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("Plan: 50 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert result.stdout.endswith("Plan: 59 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from sync.check import models
-from sync.core.kinds import DASHBOARD, MONITOR
+from sync.core.kinds import DASHBOARD, MONITOR, SLO
 from sync.core.resources import Resource
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
@@ -29,15 +29,16 @@ def _metrics_of(monitors: dict[str, Resource], env: str, queue: str) -> set[str]
 
 ALL = {"age", "backlog_minutes", "delivery_failures", "depth", "dlq", "in_flight", "retention_risk", "worker_cpu"}
 ALL |= {"worker_memory"}
+BURNS = {"slo-fast-burn", "slo-slow-burn"}  # the burn-rate alerts of a queue with slo_seconds
 
 
 @pytest.mark.parametrize(
     ("queue", "expected"),
     [
         # Only critical's subscription declares a redrive DLQ.
-        ("critical", ALL | {"subscription_dlq"}),
-        ("high", ALL),
-        ("default", ALL),
+        ("critical", ALL | {"subscription_dlq"} | BURNS),
+        ("high", ALL | BURNS),
+        ("default", ALL | BURNS),
         # Long jobs: no age SLO; backlog is measured against workers instead.
         ("low", ALL - {"age"}),
         # Feature queues idle at zero workers: no depth or drain-time alerts, age in hours.
@@ -60,10 +61,11 @@ def test_an_environment_can_disable_a_queue_and_a_metric(example: Definitions) -
 
 def test_example_counts(example: Definitions) -> None:
     counts = {
-        env: (sum(r.kind == MONITOR for r in rs), sum(r.kind == DASHBOARD for r in rs))
+        env: (sum(r.kind == MONITOR for r in rs), sum(r.kind == DASHBOARD for r in rs), sum(r.kind == SLO for r in rs))
         for env, rs in expand_all(example).items()
     }
-    assert counts == {"dev": (33, 1), "prod": (49, 1), "staging": (49, 1)}
+    # Each of the three queues with slo_seconds: one SLO and two burn-rate monitors.
+    assert counts == {"dev": (39, 1, 3), "prod": (55, 1, 3), "staging": (55, 1, 3)}
 
 
 def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) -> None:
@@ -85,6 +87,8 @@ COMPARATOR = re.compile(r"(>=|<=|>|<)\s*(-?[0-9.]+)$")
 def test_monitors_alert_correctly(example: Definitions, env: str) -> None:
     for key, monitor in _monitors(example, env).items():
         body = monitor.body
+        if body["type"] == "slo alert":
+            continue  # burn-rate alerts: tests/test_slo_definitions.py
         options = body["options"]
         thresholds = options["thresholds"]
         match = COMPARATOR.search(body["query"])
@@ -127,7 +131,8 @@ def test_thresholds_follow_the_queue(example: Definitions) -> None:
 
 
 def test_notification_by_severity_and_environment(example: Definitions) -> None:
-    prod = _monitors(example, "prod")["prod/critical/age"].body["message"]
+    # A queue without an SLO: its age pages (critical's leaves its page to the SLO's burn-rate alert).
+    prod = _monitors(example, "prod")["prod/introduction/age"].body["message"]
     assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in prod
     assert "{{#is_warning}}@slack-jobs-alerts{{/is_warning}}" in prod
     staging = _monitors(example, "staging")["staging/critical/age"].body["message"]

@@ -72,7 +72,7 @@ def test_a_move_to_another_datadog_site_says_the_old_monitors_keep_paging(repo: 
     (moved,) = warnings(out["json"], "site-move")
     assert moved["env"] == "prod"
     assert (
-        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 49 monitors obs made on " in moved["text"]
+        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 55 monitors obs made on " in moved["text"]
     )
     assert "keep evaluating and paging until someone deletes them" in moved["text"]
     assert "keep evaluating and paging" in out["text"] and "keep evaluating and paging" in out["markdown"]
@@ -125,7 +125,8 @@ def test_monitors_that_now_alert_nobody_are_warned(repo: Path, run: Run) -> None
     out = outputs(run, repo)
     (silent,) = warnings(out["json"], "alerts-nobody")
     assert silent["env"] == "prod"
-    assert silent["text"].startswith("27 monitors of prod that paged someone now alert nobody (prod/critical/age, ")
+    expected = "27 monitors of prod that paged someone now alert nobody (prod/critical/backlog_minutes, "
+    assert silent["text"].startswith(expected)
     assert "page: [] notifies no one" in out["text"] and "now alert nobody" in out["markdown"]
     assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (27 → 0) |" in out["markdown"]
 

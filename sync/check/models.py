@@ -16,21 +16,23 @@ from datadog_api_client.exceptions import OpenApiException
 from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
+from datadog_api_client.v1.model.service_level_objective_request import ServiceLevelObjectiveRequest
 from datadog_api_client.v1.model.widget import Widget
 from datadog_api_client.v2.model.downtime_create_request_attributes import DowntimeCreateRequestAttributes
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, Kind
 from sync.core.resources import Resource
 
 _MODELS: Mapping[str, type] = {
     MONITOR.name: Monitor,
     COMPOSITE.name: Monitor,  # a monitor of type composite
     DASHBOARD.name: Dashboard,
+    SLO.name: ServiceLevelObjectiveRequest,
     DOWNTIME.name: DowntimeCreateRequestAttributes,  # the body is the JSON:API envelope's attributes
     "widget": Widget,
 }
 # Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).
-_BY_SHAPE = frozenset({MONITOR, COMPOSITE})
+_BY_SHAPE = frozenset({MONITOR, COMPOSITE, SLO})
 
 
 @cache

@@ -70,7 +70,7 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool) -> 
     except RequestFailed as exc:
         fix = (
             "check that DD_API_KEY and DD_APP_KEY belong to this org and that the application key may read "
-            "monitors and dashboards"
+            "monitors, dashboards and SLOs"
             if exc.status in (401, 403)
             else "try again; --verbose shows the calls made"
         )

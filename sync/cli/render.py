@@ -20,7 +20,9 @@ from sync.expand.desired import expand
 def register(commands: Commands) -> None:
     parser = commands.add_parser("render", help="write each resource's exact API request body as JSON")
     parser.add_argument("--env", help="the environment to render (default: every one, each to DIR/<env>)")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="writes DIR/monitors and DIR/dashboards")
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="DIR", help="writes DIR/monitors, DIR/dashboards and DIR/slos"
+    )
     parser.set_defaults(handler=run)
 
 

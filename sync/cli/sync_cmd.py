@@ -58,10 +58,12 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     connection = live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
     with connection as dd:
-        outcomes = _apply(args, dd, desired, approved)
-    if outcomes is None:
+        applied = _apply(args, dd, desired, approved)
+    if applied is None:
         return Exit.OK
-    sys.stdout.write(changes.outcomes(outcomes, dry_run=args.dry_run, seconds=time.monotonic() - started))
+    outcomes, unchecked = applied
+    seconds = time.monotonic() - started
+    sys.stdout.write(changes.outcomes(outcomes, dry_run=args.dry_run, seconds=seconds, unchecked=unchecked))
     return Exit.ERROR if any(not o.ok for o in outcomes) else Exit.OK
 
 
@@ -77,8 +79,9 @@ def _approved(path: Path | None) -> Mapping[str, Any] | None:
 
 def _apply(
     args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource], approved: Mapping[str, Any] | None
-) -> list[Outcome] | None:
-    """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do."""
+) -> tuple[list[Outcome], int] | None:
+    """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do. With
+    the outcomes, how many changes a dry run could not put to the API."""
     plan, against = live.plan(dd, args.env, desired, adopt=args.adopt)
     if approved is not None and (found := saved_plan.differences(approved, plan)):
         raise saved_plan.refusal(str(args.plan), found)
@@ -96,7 +99,9 @@ def _apply(
     if not (args.yes or args.dry_run) and sys.stdin.isatty():
         _confirm(plan.env, len(plan.pending))
     total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
-    return apply.apply(plan, dd, dry_run=args.dry_run, workers=args.concurrency, done=_progress(total, args.env))
+    unchecked = sum(c.kind.validated and apply.awaits_ids(c) for c in plan.pending) if args.dry_run else 0
+    outcomes = apply.apply(plan, dd, dry_run=args.dry_run, workers=args.concurrency, done=_progress(total, args.env))
+    return outcomes, unchecked
 
 
 def _confirm(env: str, count: int) -> None:

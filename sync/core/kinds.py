@@ -15,7 +15,7 @@ Marker = Literal["tags", "description", "message"]
 
 @dataclass(frozen=True)
 class Kind:
-    name: str  # what output and the API path call it: monitor, dashboard
+    name: str  # what output and the API path call it: slo, monitor, dashboard
     plural: str
     order: int  # written in ascending order and deleted in descending: what others link to goes first
     fixed: str  # the field the API cannot change in place: a change is a delete and create
@@ -35,12 +35,16 @@ class Kind:
 
 
 # The Terraform provider forces a new resource on the same fields.
+# SLOs come first: burn-rate monitors and dashboard widgets refer to them by ID.
+SLO = Kind(
+    "slo", "slos", order=0, fixed="type", title_field="name", created_field="created_at", marker="tags",
+)  # fmt: skip
 DASHBOARD = Kind(
-    "dashboard", "dashboards", order=0, fixed="layout_type", title_field="title", created_field="created_at",
-    marker="description",
+    "dashboard", "dashboards", order=1, fixed="layout_type", title_field="title", created_field="created_at",
+    marker="description", links=True,
 )  # fmt: skip
 MONITOR = Kind(
-    "monitor", "monitors", order=1, fixed="type", title_field="name", created_field="created", marker="tags",
+    "monitor", "monitors", order=2, fixed="type", title_field="name", created_field="created", marker="tags",
     numeric_id=True, validated=True, notifies=True, links=True,
 )  # fmt: skip
 
@@ -58,7 +62,7 @@ DOWNTIME = Kind(
     "downtime", "downtimes", order=4, fixed="", title_field="message", created_field="created", marker="message",
 )  # fmt: skip
 
-KINDS: tuple[Kind, ...] = tuple(sorted((DASHBOARD, MONITOR, COMPOSITE, DOWNTIME), key=lambda k: k.order))
+KINDS: tuple[Kind, ...] = tuple(sorted((SLO, DASHBOARD, MONITOR, COMPOSITE, DOWNTIME), key=lambda k: k.order))
 _BY_NAME = {k.name: k for k in KINDS}
 
 

@@ -1,6 +1,7 @@
 """Pure: placeholders for the IDs of objects that exist only once they are created.
 
-A monitor message links to a dashboard by ID; other kinds may reference objects by ID in their query.
+A monitor message links to a dashboard by ID; a burn-rate monitor's query and a dashboard's SLO widget refer
+to an SLO by ID.
 Expansion writes `${<kind>_id:<key>}`; the plan and the sync put in the live ID (what others link to is
 written first, see Kind.order).
 """
@@ -16,7 +17,8 @@ Ref = tuple[str, str]  # (kind name, key)
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)_id:([^}]+)\}")
 PLACEHOLDER_NOTE = (
     "Monitor messages link to dashboards by ID; where the ID is not known yet they show ${dashboard_id:KEY}, "
-    "which obs sync replaces with the live dashboard's ID."
+    "which obs sync replaces with the live dashboard's ID. Burn-rate monitors and the dashboard's SLO widgets "
+    "likewise show ${slo_id:KEY} until the SLO exists."
 )
 
 
@@ -34,8 +36,18 @@ def refs(text: str) -> set[Ref]:
 
 
 def unresolved(body: Mapping[str, Any]) -> set[Ref]:
-    """The objects whose IDs a body's top-level text fields still wait for."""
-    return set().union(*(refs(value) for value in body.values() if isinstance(value, str)))
+    """The objects whose IDs a body's text still waits for, at any depth (a dashboard widget's SLO)."""
+    return set().union(*(refs(text) for text in _texts(body)))
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if "_id:" in value else []
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in _texts(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    return []
 
 
 def awaited(bodies: Iterable[Mapping[str, Any]], kind: str = "dashboard") -> list[str]:
@@ -47,15 +59,20 @@ def resolve(body: Mapping[str, Any], ids: Mapping[Ref, str], *, drop_unresolved:
     """A body with the known IDs put in. With `drop_unresolved`, a message line whose object has no ID (its
     create failed) is left out rather than sent with a placeholder; elsewhere a placeholder stays, and the
     writer refuses to send it."""
-    found = {
-        field: value for field, value in body.items() if isinstance(value, str) and "_id:" in value and refs(value)
-    }
+    found = {field: value for field, value in body.items() if _texts(value) and unresolved({field: value})}
     if not found:
         return body
-    resolved = {
-        field: _PLACEHOLDER.sub(lambda m: ids.get((m.group(1), m.group(2)), m.group(0)), value)
-        for field, value in found.items()
-    }
+    resolved = {field: _filled(value, ids) for field, value in found.items()}
     if drop_unresolved and "message" in resolved:
         resolved["message"] = "\n".join(line for line in resolved["message"].split("\n") if not refs(line))
     return {**body, **resolved}
+
+
+def _filled(value: Any, ids: Mapping[Ref, str]) -> Any:
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: ids.get((m.group(1), m.group(2)), m.group(0)), value)
+    if isinstance(value, Mapping):
+        return {key: _filled(item, ids) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_filled(item, ids) for item in value]
+    return value

@@ -210,7 +210,7 @@ def diff(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldChan
 _OWNED_WHOLE = ("options.thresholds", "widgets", "template_variables")
 _INSIDE_OWNED_WHOLE = tuple(f"{p}{c}" for p in _OWNED_WHOLE for c in ".[")
 # Keys obs leaves out when unset instead of sending a default; the server does not fill them in.
-_OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval"})
+_OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval", "warning_threshold"})
 
 
 def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
@@ -233,7 +233,9 @@ def _join(path: str, key: str) -> str:
 
 
 def _owned_when_absent(path: str) -> bool:
-    return path.startswith(_INSIDE_OWNED_WHOLE) or path in _OWNED_WHEN_ABSENT
+    # An SLO's per-timeframe warning, like its warning_threshold, stays live until a full update drops it.
+    slo_warning = path.startswith("thresholds[") and path.endswith("].warning")
+    return path.startswith(_INSIDE_OWNED_WHOLE) or path in _OWNED_WHEN_ABSENT or slo_warning
 
 
 def _normal(value: Any, path: str) -> Any:

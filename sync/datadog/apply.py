@@ -51,8 +51,15 @@ def apply(
 
 def checked(plan: Plan) -> tuple[Change, ...]:
     """What a dry run can check with the API: creates and updates of the kinds it can validate (dashboards
-    have no validate endpoint, and deletions nothing to validate)."""
-    return tuple(c for c in plan.pending if c.kind.validated and c.action != DELETE)
+    have no validate endpoint, and deletions nothing to validate), except those whose query names an object
+    the sync would create first (a burn-rate monitor of a new SLO): no ID can stand in for it."""
+    return tuple(c for c in plan.pending if c.kind.validated and c.action != DELETE and not awaits_ids(c))
+
+
+def awaits_ids(change: Change) -> bool:
+    """Whether the change's body refers, outside its message, to an object that has no ID yet."""
+    body = change.body or {}
+    return bool(placeholders.unresolved({k: v for k, v in body.items() if k != "message"}))
 
 
 Ids = Mapping[placeholders.Ref, str]

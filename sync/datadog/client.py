@@ -24,9 +24,10 @@ from datadog_api_client.exceptions import ApiException
 from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
+from datadog_api_client.v1.api.service_level_objectives_api import ServiceLevelObjectivesApi
 from datadog_api_client.v2.api.downtimes_api import DowntimesApi
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, Kind
 from sync.core.resources import MANAGED_TAG
 from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.credentials import Endpoint
@@ -35,6 +36,7 @@ from sync.datadog.pacing import Pacer
 MONITOR_PAGE = 1000  # the list endpoint's maximum page size
 DASHBOARD_PAGE = 1000
 DOWNTIME_PAGE = 100  # the spec names no maximum; its example asks for 100
+SLO_PAGE = 1000  # the list endpoint's default limit
 _MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
 
 
@@ -51,6 +53,7 @@ class Api:
     envelope: str | None = None
     update_verb: str = "update"
     delete_verb: str = "delete"  # a v2 downtime is canceled, not deleted: it stays listed as canceled
+    wrapped: bool = False  # answers carry the object in `data` (a create's and an update's as a list of one)
 
 
 APIS: Mapping[Kind, Api] = {
@@ -58,6 +61,7 @@ APIS: Mapping[Kind, Api] = {
     DASHBOARD: Api("/api/v1/dashboard", DashboardsApi, "dashboard"),
     COMPOSITE: Api("/api/v1/monitor", MonitorsApi, "monitor"),  # a monitor of type composite
     DOWNTIME: Api("/api/v2/downtime", DowntimesApi, "downtime", envelope="downtime", delete_verb="cancel"),
+    SLO: Api("/api/v1/slo", ServiceLevelObjectivesApi, "slo", wrapped=True),
 }
 
 
@@ -174,7 +178,7 @@ class Datadog:
                 page_limit=DOWNTIME_PAGE,
             )
             items = page.get("data") or []
-            found += [_unwrapped(item) for item in items]
+            found += [_attributes(item) for item in items]
             offset += len(items)
             # The answer says how many there are: a page capped below what was asked does not end the list
             # early (a downtime missed would be created twice).
@@ -183,6 +187,24 @@ class Datadog:
             if not items or done:
                 return [d for d in found if d.get("status") not in ("canceled", "ended")]
             largest = max(largest, len(items))
+
+    def managed_slos(self) -> list[dict[str, Any]]:
+        """Our SLOs of every environment, a thousand per call. The list filters on one tag only; ownership
+        and environment are checked again on every object."""
+        found: list[dict[str, Any]] = []
+        while True:
+            page = self._send(
+                "slos read",
+                "GET /api/v1/slo",
+                self._apis[SLO].list_slos,
+                tags_query=MANAGED_TAG,
+                limit=SLO_PAGE,
+                offset=len(found),
+            )
+            items = (page or {}).get("data") or []
+            found += items
+            if last_page(len(items), SLO_PAGE):
+                return found
 
     def _monitor_pages(self, tags: str | None) -> Iterator[dict[str, Any]]:
         filters: dict[str, Any] = {"monitor_tags": tags} if tags else {}
@@ -210,7 +232,8 @@ class Datadog:
             f"{kind.plural} write", label, self._call(kind, "create"), _wrapped(kind, body), repeatable=False
         )
         if APIS[kind].envelope and isinstance(created, Mapping) and isinstance(created.get("data"), Mapping):
-            created = _unwrapped(created["data"])
+            created = _attributes(created["data"])
+        created = _unwrapped(kind, created)
         if not isinstance(created, Mapping) or "id" not in created:
             raise RequestFailed(label, "the answer carries no id", ambiguous=True)
         return created
@@ -223,8 +246,9 @@ class Datadog:
             _wrapped(kind, body, object_id),
         )  # fmt: skip
         if api.envelope and isinstance(updated, Mapping) and isinstance(updated.get("data"), Mapping):
-            return _unwrapped(updated["data"])
-        return updated
+            return _attributes(updated["data"])
+        unwrapped: dict[str, Any] = _unwrapped(kind, updated)
+        return unwrapped
 
     def delete(self, kind: Kind, object_id: str) -> None:
         label = f"DELETE {APIS[kind].path}/{{id}}"
@@ -328,9 +352,19 @@ def _wrapped(kind: Kind, body: Mapping[str, Any], object_id: str | None = None) 
     return {"data": data}
 
 
-def _unwrapped(data: Mapping[str, Any]) -> dict[str, Any]:
+def _attributes(data: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON:API object as obs plans with it: its attributes and its id."""
     return {**(data.get("attributes") or {}), "id": data.get("id")}
+
+
+def _unwrapped(kind: Kind, answer: Any) -> Any:
+    """The object an answer carries: an SLO create or update answers `{"data": [the SLO]}`."""
+    if not APIS[kind].wrapped or not isinstance(answer, Mapping):
+        return answer
+    data = answer.get("data")
+    if isinstance(data, list):
+        return data[0] if len(data) == 1 else None
+    return data
 
 
 def _id(kind: Kind, object_id: str) -> int | str:

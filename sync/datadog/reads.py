@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
 from sync.core.resources import DASHBOARD_MARKER, DOWNTIME_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.datadog.client import Datadog, RequestFailed
@@ -45,6 +45,11 @@ def monitor_key(tags: Iterable[str]) -> str | None:
     tags = list(tags)
     keys = [t.removeprefix(KEY_TAG_PREFIX) for t in tags if t.startswith(KEY_TAG_PREFIX)]
     return keys[0] if MANAGED_TAG in tags and len(keys) == 1 and keys[0] else None
+
+
+def slo(obj: Mapping[str, Any]) -> Live:
+    """An SLO carries our marker in its tags, like a monitor."""
+    return live(SLO, obj, monitor_key(obj.get("tags") or ()))
 
 
 def dashboard(obj: Mapping[str, Any]) -> Live:
@@ -127,6 +132,12 @@ def _worth_fetching(summary: Mapping[str, Any], env: str, titles: set[str]) -> b
 READERS: Mapping[Kind, Reader] = {
     MONITOR: _monitor_reader(MONITOR),
     COMPOSITE: _monitor_reader(COMPOSITE),
+    # The list filters on one tag: ours, of every environment, a thousand per call.
+    SLO: Reader(
+        lambda dd, env, desired, adopt: [slo(o) for o in dd.managed_slos()],
+        find=lambda dd, key: [s for s in map(slo, dd.managed_slos()) if s.key == key],
+        wider=lambda dd: [slo(o) for o in dd.managed_slos()],
+    ),
     DASHBOARD: Reader(_dashboards, find=lambda dd, key: [dashboard(s) for s in dd.dashboard_summaries()]),
     # The list endpoint filters nothing we can use: every downtime of the org, a hundred per call.
     DOWNTIME: Reader(

@@ -63,14 +63,15 @@ def _live(dd: Datadog, doubtful: Sequence[Outcome]) -> list[Live]:
     keys: dict[Kind, set[str]] = {}
     for outcome in doubtful:
         keys.setdefault(outcome.change.kind, set()).add(outcome.change.key)
-    found: list[Live] = []
+    found: dict[tuple[Kind, str], Live] = {}  # by ID: lookups of two keys may both return one object
     for kind, wanted in sorted(keys.items(), key=lambda item: item[0].order):
         reader = READERS[kind]
         if len(wanted) > _BY_KEY and reader.wider is not None:
-            found += reader.wider(dd)
+            objs = reader.wider(dd)
         else:
-            found += [obj for key in sorted(wanted) for obj in reader.find(dd, key)]
-    return found
+            objs = [obj for key in sorted(wanted) for obj in reader.find(dd, key)]
+        found.update(((obj.kind, obj.id), obj) for obj in objs)
+    return list(found.values())
 
 
 def _unchecked(outcome: Outcome, exc: RequestFailed) -> Outcome:

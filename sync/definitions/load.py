@@ -61,7 +61,19 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
         for name, spec in inventory.data["classes"].items()
         if "max_processing_seconds" in spec
     }
-    defs = Definitions(root, classes, queues, metrics, environments, dashboards, inventory, env_queues, processing)
+    slo_classes = {name: spec["slo"] for name, spec in inventory.data["classes"].items() if "slo" in spec}
+    defs = Definitions(
+        root,
+        classes,
+        queues,
+        metrics,
+        environments,
+        dashboards,
+        inventory,
+        env_queues,
+        processing,
+        slo_classes=slo_classes,
+    )
     references.check(defs)
     maintenance.check(defs)
     return replace(defs, scenarios=_scenarios(scenario_files, inventory, defs))
@@ -325,4 +337,5 @@ def _environment(source: Source, now: datetime) -> Environment:
         renotify_audiences=tuple(data.get("renotify_audiences", ("page",))),
         metrics_source=data.get("metrics_source", "crawler"),
         maintenance=maintenance.windows(source, now),
+        slo=data.get("slo", {}),
     )

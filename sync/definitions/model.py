@@ -145,6 +145,7 @@ class Environment:
     # Where AWS metrics come from: the API crawler, or CloudWatch Metric Streams (minutes fresher).
     metrics_source: str = "crawler"
     maintenance: tuple[Window, ...] = ()
+    slo: Mapping[str, Any] = field(default_factory=dict)  # SLO settings over every class's (sync.definitions.slo)
 
     def name_of(self, kind: str, logical: str) -> str:
         pattern = self.naming.get(kind, DEFAULT_NAMING)
@@ -173,6 +174,8 @@ class Definitions:
     processing_defaults: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
     # The scenarios `obs test` runs (scenarios/*.yaml, optional).
     scenarios: tuple[Scenario, ...] = field(default=(), repr=False, compare=False)
+    # Each class's `slo:` settings as written (sync.definitions.slo merges them with the defaults).
+    slo_classes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def max_processing_seconds(self, queue: Queue) -> int | None:
         """How long a job of this queue may run before it counts as stuck; None when nobody declared it."""

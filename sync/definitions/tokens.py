@@ -43,7 +43,7 @@ MONITOR: Mapping[str, str | None] = {
 # Tokens a dashboard template may use; list- and object-valued ones only as a whole string.
 DASHBOARD = frozenset(
     {"env", "region", "account_id", "site", "queue_names", "dlq_names", "service_names", "topic_names"}
-    | {"slo_markers", "runbooks", "maintenance", "muted_monitors"}
+    | {"slo_markers", "slo_widgets", "runbooks", "maintenance", "muted_monitors"}
 )
 
 

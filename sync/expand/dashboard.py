@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-from sync.core.kinds import DASHBOARD
+from collections.abc import Mapping
+from typing import Any
+
+from sync.core import placeholders
+from sync.core.kinds import DASHBOARD, SLO
 from sync.core.resources import Resource, dashboard_marker
 from sync.definitions import tokens
 from sync.definitions.model import DashboardTemplate, Environment
-from sync.expand import maintenance, urls
+from sync.definitions.slo import SloSettings
+from sync.expand import maintenance, slo, urls
 from sync.expand.naming import PlacedQueue
 
 
-def dashboard(env: Environment, placed: tuple[PlacedQueue, ...], template: DashboardTemplate) -> Resource:
+def dashboard(
+    env: Environment,
+    placed: tuple[PlacedQueue, ...],
+    template: DashboardTemplate,
+    slos: Mapping[str, SloSettings] | None = None,
+) -> Resource:
+    """`slos`: the settings of each queue that has an SLO here, for the `[[slo_widgets]]` token."""
     key = f"{env.name}/{template.name}"
     body = {k: v for k, v in template.body.items() if k not in ("name", "$schema")}
-    body = tokens.fill_value(body, _dashboard_values(env, placed))
+    body = tokens.fill_value(
+        body, {**_dashboard_values(env, placed), "slo_widgets": _slo_widgets(env, placed, slos or {})}
+    )
     body.setdefault("layout_type", "ordered")
     description = str(body.get("description", "")).strip()
     body["description"] = "\n\n".join(p for p in (description, dashboard_marker(key)) if p)
@@ -63,3 +76,23 @@ def _dashboard_values(env: Environment, placed: tuple[PlacedQueue, ...]) -> dict
         # The monitor manager's search: what a downtime (planned or ad-hoc) mutes in this environment now.
         "muted_monitors": f'tag:"env:{env.name}" muted:true',
     }
+
+
+def _slo_widgets(env: Environment, placed: tuple[PlacedQueue, ...], slos: Mapping[str, SloSettings]) -> list[Any]:
+    """One SLO widget per queue SLO: its status and remaining error budget over each of its timeframes. The
+    SLO's ID is a placeholder until it exists (SLOs are written before dashboards)."""
+    return [
+        {
+            "definition": {
+                "type": "slo",
+                "title": slo.title(env, q),
+                "slo_id": placeholders.placeholder(SLO.name, slo.slo_key(env.name, q.name)),
+                "view_type": "detail",
+                "view_mode": "overall",
+                "show_error_budget": True,
+                "time_windows": list(slos[q.name].timeframes),
+            }
+        }
+        for q in placed
+        if q.name in slos
+    ]

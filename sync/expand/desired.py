@@ -11,9 +11,10 @@ from sync.core.resources import Resource, sort_key
 from sync.definitions import tokens
 from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.references import base_features, class_features, composite_refs
+from sync.definitions.slo import SloSettings, slo_settings
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
-from sync.expand import aws_names, maintenance, oncall
+from sync.expand import aws_names, maintenance, oncall, slo
 from sync.expand.composite import composite
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
@@ -32,16 +33,34 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     for queue in placed:
         for topic in queue.topics:
             feeds.setdefault(topic.sns_name, []).append(queue.sqs_name)
-    expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env))
+    slos = slo_settings_of(defs, env, placed)
+    expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env), slos)
     expansion.held = maintenance.mutings(defs, env, [p.queue for p in placed], expansion.shared)
     monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
-    dashboards = [dashboard(env, placed, t) for t in defs.dashboards if env.dashboards.get(t.name, True)]
+    objectives = [
+        r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))
+    ]
+    dashboards = [dashboard(env, placed, t, slos) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     downtimes = maintenance.downtimes(env, expansion.held, monitors)
-    resources = sorted([*monitors, *dashboards, *downtimes], key=sort_key)
+    resources = sorted([*monitors, *objectives, *dashboards, *downtimes], key=sort_key)
     for before, after in itertools.pairwise(resources):
         if (before.kind, before.key) == (after.kind, after.key):
             raise ObsError.of(f"two {after.kind}s would share the key {after.key}", "give them distinct names")
     return tuple(resources)
+
+
+def slo_settings_of(defs: Definitions, env: Environment, placed: tuple[PlacedQueue, ...]) -> dict[str, SloSettings]:
+    """The SLO settings of each queue that has an SLO here, worked out once per class."""
+    by_class: dict[str, SloSettings] = {}
+    found = {}
+    for q in placed:
+        if q.queue.slo_seconds is None:
+            continue
+        if q.queue.cls not in by_class:
+            by_class[q.queue.cls] = slo_settings(defs, env, q.queue.cls)
+        if by_class[q.queue.cls].enabled:
+            found[q.name] = by_class[q.queue.cls]
+    return found
 
 
 def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
@@ -107,6 +126,7 @@ class _Expansion:
     env: Environment
     feeds: Mapping[str, list[str]]  # topic -> the queues it feeds here
     boards: tuple[oncall.Board, ...]
+    slos: Mapping[str, SloSettings]  # queue -> the settings of its SLO here, for queues that have one
     shared: Shared = field(default_factory=dict)
     needs: Needs = field(default_factory=dict)
     held: maintenance.Mutings = field(default_factory=dict)  # queue -> the maintenance windows that mute it
@@ -119,6 +139,8 @@ class _Expansion:
         settings = settings_for(self.defs, env, queue, metric, self.shared)
         if not settings["enabled"]:
             return []
+        if settings.get("slo_replaces_page") and placed.name in self.slos:
+            settings = _paged_by_slo(settings, self.slos[placed.name])
         base_key = f"{env.name}/{queue.name}/{metric.name}"
         note = maintenance.drain_note(self.held.get(queue.name, ()), metric.name)
         if metric.composite is not None:
@@ -169,6 +191,18 @@ class _Expansion:
         if at not in self._links:
             self._links[at] = oncall.message_lines(self.env, placed, self.boards, topic)
         return self._links[at]
+
+
+def _paged_by_slo(settings: Settings, slo: SloSettings) -> Settings:
+    """What would notify the fast burn's audience (the page) goes to the slow burn's (chat): the burn-rate
+    alert pages instead, and only on a real drain of the error budget. Where the fast burn notifies nobody,
+    the monitor keeps its page."""
+    audiences = {burn.name: burn.audience for burn in slo.burns}
+    fast, slow = audiences["fast_burn"], audiences["slow_burn"]
+    if fast == "none":
+        return settings
+    notify = {severity: slow if audience == fast else audience for severity, audience in settings["notify"].items()}
+    return Settings({**settings.values, "notify": notify}, settings.origin)
 
 
 def _uses(settings: Settings, token: str) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.core import placeholders
-from sync.core.kinds import DASHBOARD, Kind
+from sync.core.kinds import DASHBOARD, SLO, Kind
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
@@ -181,9 +181,13 @@ def sheet(
         return Page(resource.key, resource.title, found, url)
 
     monitors: dict[str | None, list[Page]] = {}
+    slos: dict[str | None, list[Link]] = {}
     for resource in desired:
         if resource.kind.notifies:
             monitors.setdefault(resource.queue, []).append(page(resource))
+        if resource.kind == SLO:  # a placeholder for the ID until the SLO exists, as for dashboards
+            slo_id = ids.get((SLO, resource.key), placeholders.placeholder(SLO.name, resource.key))
+            slos.setdefault(resource.queue, []).append(Link("SLO", urls.slo(env.site, slo_id)))
     queues = tuple(
         QueueSheet(
             name=q.name,
@@ -191,6 +195,7 @@ def sheet(
             owner=q.queue.owner,
             links=(
                 *queue_links(env, q, on, board_ids, q.topics),
+                *slos.get(q.name, ()),
                 Link("Its monitors", urls.queue_monitors(env.site, env.name, q.name)),
             ),
             monitors=tuple(monitors.get(q.name, ())),

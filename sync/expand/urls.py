@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, Kind
 from sync.expand import placement
 
 # The app host is not always app.<site> (docs.datadoghq.com/getting_started/site); the API host always is api.<site>.
@@ -39,8 +39,14 @@ def monitor(site: str, monitor_id: str) -> str:
     return f"{app(site)}/monitors/{monitor_id}"
 
 
+def slo(site: str, slo_id: str) -> str:
+    """The SLO's status, error budget and history, in the SLO manager."""
+    return f"{app(site)}/slo/manage?{urlencode({'slo_id': slo_id}, quote_via=quote, safe='${}:/')}"
+
+
 # The page of one object, by kind.
 PAGES: Mapping[Kind, Callable[[str, str], str]] = {
+    SLO: slo,
     MONITOR: monitor,
     COMPOSITE: monitor,
     DASHBOARD: lambda site, object_id: dashboard(site, object_id, {}),

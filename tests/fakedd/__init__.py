@@ -1,4 +1,4 @@
-"""A stateful fake of Datadog's v1 monitors and dashboards API, with faults, for tests through the real client."""
+"""A stateful fake of Datadog's v1 monitors, dashboards and SLOs API, with faults, for tests through the real client."""
 
 from .common import Rejected
 from .faults import Faults

@@ -24,6 +24,7 @@ from .downtimes import Downtimes
 from .faults import Faults
 from .monitors import Monitors
 from .ratelimit import RateLimiter
+from .slos import Slos
 
 LOST_RESPONSE = 0  # the write was committed and the connection closed without an answer
 TIMED_OUT = -1  # the request hung, then the connection was closed; nothing was done
@@ -37,8 +38,12 @@ DASHBOARD_READS = "dashboard_reads"
 DASHBOARD_WRITES = "dashboard_writes"
 DOWNTIME_READS = "downtime_reads"
 DOWNTIME_WRITES = "downtime_writes"
-_WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES)
+SLO_READS = "slo_reads"
+SLO_WRITES = "slo_writes"
+_WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES, SLO_WRITES)
 NO_CONTENT = object()  # a 204 with an empty body, as a downtime cancel answers (recorded)
+# An SLO alert names its SLO: burn_rate("<id>") or error_budget("<id>").
+_SLO_REFERENCE = re.compile(r'(?:burn_rate|error_budget)\("([^"]*)"\)')
 
 # (path pattern, method) -> (rate-limit group, action); a pattern's group, if any, is the resource id.
 _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
@@ -59,6 +64,11 @@ _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
     (r"/api/v2/downtime/([a-f0-9-]+)", "GET"): (DOWNTIME_READS, "get downtime"),
     (r"/api/v2/downtime/([a-f0-9-]+)", "PATCH"): (DOWNTIME_WRITES, "update downtime"),
     (r"/api/v2/downtime/([a-f0-9-]+)", "DELETE"): (DOWNTIME_WRITES, "cancel downtime"),
+    (r"/api/v1/slo", "GET"): (SLO_READS, "list slos"),
+    (r"/api/v1/slo", "POST"): (SLO_WRITES, "create slo"),
+    (r"/api/v1/slo/([a-z0-9]+)", "GET"): (SLO_READS, "get slo"),
+    (r"/api/v1/slo/([a-z0-9]+)", "PUT"): (SLO_WRITES, "update slo"),
+    (r"/api/v1/slo/([a-z0-9]+)", "DELETE"): (SLO_WRITES, "delete slo"),
 }
 
 
@@ -78,7 +88,7 @@ class _Route:
 
 
 class FakeDatadog:
-    """A stateful Datadog monitors and dashboards API for the real client to talk to; a context manager."""
+    """A stateful Datadog monitors, dashboards and SLOs API for the real client to talk to; a context manager."""
 
     def __init__(self, faults: Faults | None = None, api_key: str | None = None, app_key: str | None = None) -> None:
         self.faults = faults or Faults()
@@ -89,6 +99,7 @@ class FakeDatadog:
         self._monitors = Monitors()
         self._dashboards = Dashboards(random.Random(self.faults.seed))
         self._downtimes = Downtimes()
+        self._slos = Slos()
         self._limiter = RateLimiter(lambda: self.faults)
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -130,6 +141,10 @@ class FakeDatadog:
         """Stored downtimes by id, canceled ones included: {type, id, attributes, relationships}."""
         return self._downtimes.items
 
+    @property
+    def slos(self) -> dict[str, Body]:
+        return self._slos.items
+
     def calls(self, method: str | None = None, prefix: str | None = None) -> int:
         with self._lock:
             return sum(
@@ -146,15 +161,22 @@ class FakeDatadog:
 
     def create_monitor(self, body: Body) -> Body:
         with self._lock:
+            self._known_slos(body)
             return self._monitors.create(copy.deepcopy(body))
 
     def update_monitor(self, monitor_id: int, body: Body) -> Body:
         with self._lock:
+            self._known_slos(body)
             return self._monitors.update(monitor_id, copy.deepcopy(body))
 
     def delete_monitor(self, monitor_id: int) -> None:
         with self._lock:
             self._monitors.delete(monitor_id)
+
+    def create_slo(self, body: Body) -> Body:
+        with self._lock:
+            created: Body = self._slos.create(copy.deepcopy(body))["data"][0]
+            return created
 
     def create_dashboard(self, body: Body) -> Body:
         with self._lock:
@@ -247,12 +269,15 @@ class FakeDatadog:
                 case "list monitors":
                     return self._monitors.listing(query)
                 case "create monitor":
+                    self._known_slos(body)
                     return self._monitors.create(body)
                 case "validate monitor":
+                    self._known_slos(body)
                     return self._monitors.validate(body, int(key) if key else None)
                 case "get monitor":
                     return copy.deepcopy(self._monitors.get(int(key)))
                 case "update monitor":
+                    self._known_slos(body)
                     return self._monitors.update(int(key), body)
                 case "delete monitor":
                     return self._monitors.delete(int(key), force=param(query, "force") == "true")
@@ -277,7 +302,34 @@ class FakeDatadog:
                 case "cancel downtime":
                     self._downtimes.cancel(key)
                     return NO_CONTENT
+                case "list slos":
+                    return self._slos.listing(query)
+                case "create slo":
+                    return self._slos.create(body)
+                case "get slo":
+                    return {"data": copy.deepcopy(self._slos.get(key)), "errors": []}
+                case "update slo":
+                    return self._slos.update(key, body)
+                case "delete slo":
+                    return self._slos.delete(key, self._referring_to(key), param(query, "force") == "true")
         raise AssertionError(route.action)
+
+    def _known_slos(self, body: Any) -> None:
+        """An SLO alert must name an SLO that exists (a placeholder sent as an ID is refused)."""
+        if isinstance(body, dict) and body.get("type") == "slo alert":
+            for slo_id in _SLO_REFERENCE.findall(str(body.get("query") or "")):
+                if slo_id not in self._slos.items:
+                    raise Rejected(400, f"SLO {slo_id} not found")  # wording unverified
+
+    def _referring_to(self, slo_id: str) -> list[str]:
+        """What refuses an SLO's deletion: the monitors that alert on it and the dashboards that show it."""
+        found = [
+            f"monitor {m['id']}" for m in self._monitors.items.values() if slo_id in _SLO_REFERENCE.findall(m["query"])
+        ]
+        for dashboard in self._dashboards.items.values():
+            if f'"slo_id": "{slo_id}"' in json.dumps(dashboard["widgets"]):
+                found.append(f"dashboard {dashboard['id']}")
+        return found
 
 
 def _route(method: str, path: str) -> _Route | None:
