@@ -44,7 +44,8 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
             )
         if isinstance(keys, str):
             raise scenario.source.error(spec.at[:-1], keys, "say which with topic: NAME")
-        expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count))
+        leaves_out = spec.monitor == ANY or len(spec.each) > 1
+        expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count, leaves_out))
     used: set[notes.Assumption] = set()
     series = tuple(_series(s, placed, scenario.collection, used) for s in scenario.series)
     mutes: list[MuteWindow] = []

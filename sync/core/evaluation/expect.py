@@ -31,6 +31,8 @@ class Expectation:
     within: int | None = None
     after: int | None = None
     count: int | None = None
+    # `any` or a list: a monitor the model cannot evaluate by design (a forecast) is left out, with a note.
+    may_leave_out: bool = False
 
     def describe(self) -> str:
         what = {

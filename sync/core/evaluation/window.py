@@ -74,7 +74,8 @@ def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) 
     selected = matching(series, leaf)
     out = {}
     for minute in range(start, end + 1):
-        seen = [v for s in selected if (v := s.visible(minute, t)) is not None]
+        # A shifted leaf (a change alert's earlier series) reads the point `shift` minutes back.
+        seen = [v for s in selected if (v := s.visible(minute - leaf.shift, t)) is not None]
         if seen:
             out[minute] = space_aggregate(leaf.space, seen)
     return out
