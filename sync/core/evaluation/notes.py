@@ -75,7 +75,7 @@ SLO_LATE_DATA = Assumption(
 SLICE_MEAN = Assumption("T1", "a time slice's value is the mean of its points")
 CHANGE_ALIGNMENT = Assumption(
     "T2",
-    "a change alert subtracts, minute by minute, the point N earlier; where that point is missing it is "
+    "a change alert subtracts, at each minute with a point now, the point N earlier; where that one is missing it is "
     "interpolated as in gauge arithmetic (up to 5 minutes), and otherwise the evaluation is skipped, as NaN in "
     "arithmetic is (a queue waking from idle does not count as a change from nothing)",
 )
