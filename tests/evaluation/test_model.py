@@ -545,3 +545,39 @@ def test_forecasts_are_left_out_of_any_and_an_error_when_named() -> None:
     assert anything.passed and anything.expectation.keys == ("e/q/age",)
     assert anything.left_out == (("e/q/forecast", "forecast: Datadog's forecast algorithm is not modelled"),)
     assert not named.passed and "forecast algorithm" in named.refused
+
+
+def test_a_change_alert_compares_only_the_minutes_whose_point_has_arrived() -> None:
+    # Points arrive 2 minutes late: at t = 12 (no delay, open window 9..11) minute 11 has not arrived, though
+    # minute 8, three before it, has. Minutes 9 and 10 are compared (2 - 1 each); minute 11 is not a NaN that
+    # skips the evaluation, it is not there yet.
+    values = {m: 1.0 if m < 9 else 2.0 for m in range(20)}
+    late = series(values, arrival={m: m + 2 for m in values})
+    query = parse("change(max(last_3m),last_3m):max:m{queuename:q} > 0")
+    outcome = evaluate(query, [late], 12, 0, True, False)
+    assert (outcome.value, outcome.points) == (1, 2)
+
+
+def test_a_page_can_be_expected_of_a_later_incident() -> None:
+    pager = body("max(last_1m):max:m{queuename:q} > 10")
+    pager["message"] = "@pd"
+    # Over 10 at minutes 5..9 and again from 30. The open window [t - 1, t - 1] pages at 6 and 31; the closed
+    # one, [t - 1, t], at 5 and 30. Counted from minute 30, the later reading's page is at 31.
+    values = {m: 50.0 if 5 <= m < 10 or m >= 30 else 1.0 for m in range(40)}
+    case = Case(
+        scenario="s",
+        env="e",
+        incident_at=5,
+        duration=39,
+        series=(series(values),),
+        monitors={"e/q/m": pager},
+        expectations=(
+            Expectation("m", ("e/q/m",), "pages_within", within=2, after=30),
+            Expectation("m", ("e/q/m",), "pages_within", within=0, after=30),
+        ),
+        audience=Audience(frozenset({"@pd"}), frozenset()),
+    )
+    second, too_soon = simulate(case).verdicts
+    assert second.passed and second.latest("page") == 31
+    assert second.expectation.describe() == "m: pages within 2 min of minute 30"
+    assert not too_soon.passed and too_soon.failed_reading == "window end open"
