@@ -71,6 +71,8 @@ class Scenario:
     incident_at: int
     duration: int
     starts_at: datetime | None  # minute 0 in UTC: places the environment's downtimes
+    # The environment's notify audiences replaced (page, chat), for an environment that routes to no one.
+    audiences: tuple[tuple[str, ...], tuple[str, ...]] | None
     collection: str
     series: tuple[SeriesSpec, ...]
     downtimes: tuple[DowntimeSpec, ...]
@@ -129,6 +131,7 @@ def scenario(
         incident_at=data["incident_at"],
         duration=data["duration"],
         starts_at=datetime.fromisoformat(data["starts_at"].replace("Z", "+00:00")) if "starts_at" in data else None,
+        audiences=(tuple(data["audiences"]["page"]), tuple(data["audiences"]["chat"])) if "audiences" in data else None,
         collection=data.get("collection", "crawler"),
         series=series,
         downtimes=downtimes,

@@ -4,6 +4,7 @@ expectations name that environment's monitors."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sync.core.evaluation import notes
@@ -23,6 +24,18 @@ _SQS = ("queue", "dlq", "subscription_dlq")
 
 def environments(defs: Definitions, scenario: Scenario) -> tuple[str, ...]:
     return scenario.environments or tuple(env.name for env in defs.environments)
+
+
+def heard_by(defs: Definitions, env: str, scenario: Scenario) -> Definitions:
+    """The definitions as the scenario hears them: with `audiences`, the environment's notify audiences
+    replaced, so a scenario can say what a team that opts in to an environment routing to no one would hear."""
+    if scenario.audiences is None:
+        return defs
+    page, chat = scenario.audiences
+    environments = tuple(
+        replace(e, notify={**e.notify, "page": page, "chat": chat}) if e.name == env else e for e in defs.environments
+    )
+    return replace(defs, environments=environments)
 
 
 def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequence[Resource]) -> Case | str:

@@ -283,3 +283,21 @@ def test_starts_at_places_the_environments_maintenance_windows(
     # An hour earlier the window opens at minute 60, after the alert: it pages.
     (defs / "scenarios" / "night.yaml").write_text(stuck + 'starts_at: "2026-12-01T17:00:00Z"\n')
     assert main(["--definitions", str(defs), "test", "--scenario", "night"]) == 1
+
+
+def test_audiences_run_a_scenario_as_if_the_environment_notified_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    defs = tmp_path / "defs"
+    shutil.copytree(FIXTURE, defs)
+    loud = GOOD.replace("value: 1}", "value: 600}").replace(
+        "{monitor: age, pages: never}", "{monitor: age, notifies: none}"
+    )
+    loud += "collection: streams\n"
+    heard = loud + 'audiences: {page: ["@pagerduty-team"], chat: []}\n'
+    (defs / "scenarios" / "heard.yaml").write_text(heard)
+    assert main(["--definitions", str(defs), "test", "--scenario", "heard"]) == 1
+    out = capsys.readouterr().out
+    assert "notified @pagerduty-team at minute" in out and "@pagerduty-jobs" not in out
+    (defs / "scenarios" / "heard.yaml").write_text(loud + "audiences: {page: [], chat: []}\n")
+    assert main(["--definitions", str(defs), "test", "--scenario", "heard"]) == 0
