@@ -100,7 +100,7 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     code = obs("maintenance", "start", "--env", "prod", "--queue", "high", "--for", "2h", "--reason", "disk swap")
     assert code == 0, obs.err
     started = {k: v for k, v in live_downtimes(dd).items() if "/maintenance/" not in k}
-    assert len(started) == 6  # age, backlog, depth, in-flight, CPU and memory of `high`
+    assert len(started) == 7  # age, backlog, depth, in-flight, CPU, memory and workers capped of `high`
     assert all("disk swap" in str(a["message"]) for a in started.values())
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
     assert obs("sync", "--env", "prod") == 0, obs.err
