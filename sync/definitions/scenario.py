@@ -120,6 +120,13 @@ def scenario(
         )
     series = tuple(_series(source, index, raw, queue) for index, raw in enumerate(data["series"]))
     expect = tuple(_expect(source, index, raw, queue, names) for index, raw in enumerate(data["expect"]))
+    for spec in expect:
+        if spec.after is not None and spec.after > data["duration"]:
+            raise source.error(
+                (*spec.at, "after"),
+                f"after {spec.after} is past the last minute {data['duration']}",
+                "make it at most duration",
+            )
     downtimes = tuple(
         _downtime(source, index, raw, queue, names) for index, raw in enumerate(data.get("downtimes", ()))
     )

@@ -129,6 +129,11 @@ expect:
             "scenarios/bad.yaml:4: environments[1]",
             "unknown environment 'qa'",
         ),
+        (
+            ("{monitor: age, pages: never}", "{monitor: age, pages: {within: 5, after: 61}}"),
+            "scenarios/bad.yaml:10: expect[0].pages.after",
+            "after 61 is past the last minute 60",
+        ),
         (("of: queue", "of: topic"), "scenarios/bad.yaml:7: series[0].of", "queue 'jobs' has no topics"),
         (
             ("of: queue", "of: qeue"),
