@@ -41,7 +41,7 @@ def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: Fa
     assert obs("sync", "--env", "prod") == 0, obs.err
     assert "Applied: 61 created, 0 updated, 0 deleted, 0 failed" in obs.out
     downtimes = live_downtimes(dd)
-    assert len(downtimes) == 11
+    assert len(downtimes) == 18
     age = downtimes["prod/default/age/maintenance/nightly-migrations"]
     assert age["monitor_identifier"] == {"monitor_tags": ["env:prod", "managed-by:obs", "metric:age", "queue:default"]}
     # The server filled in a recurrence start obs did not send (and shows a status and current_downtime).
@@ -71,14 +71,14 @@ def test_a_removed_window_is_canceled_and_a_changed_one_updated(obs: Obs, dd: Fa
     plan = obs.plan()
     assert set(changes(plan).values()) == {"update"}
     updated = [c for c in plan["changes"] if c["action"] == "update" and c["kind"] == "downtime"]
-    assert len(updated) == 11
+    assert len(updated) == 18
     assert obs("sync", "--env", "prod") == 0, obs.err
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
 
     prod.write_text(text[: text.index("# Nightly database migrations")])
     plan = obs.plan()
     deleted = {k for k, a in changes(plan).items() if a == "delete"}
-    assert len(deleted) == 11 and all("/maintenance/" in k for k in deleted)
+    assert len(deleted) == 18 and all("/maintenance/" in k for k in deleted)
     assert obs("sync", "--env", "prod") == 1  # the mass-delete guard counts downtimes like monitors
     assert "refusing to delete 11 of the 61 objects" in obs.err
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 0, obs.err
@@ -100,11 +100,11 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     code = obs("maintenance", "start", "--env", "prod", "--queue", "high", "--for", "2h", "--reason", "disk swap")
     assert code == 0, obs.err
     started = {k: v for k, v in live_downtimes(dd).items() if "/maintenance/" not in k}
-    assert len(started) == 6  # age, backlog, depth, in-flight, CPU and memory of `high`
+    assert len(started) == 7  # age, backlog, depth, in-flight, CPU, memory and workers capped of `high`
     assert all("disk swap" in str(a["message"]) for a in started.values())
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert len(live_downtimes(dd)) == 11 + 6
+    assert len(live_downtimes(dd)) == 18 + 7
 
     # Global options are accepted after a subcommand's action too.
     assert obs("maintenance", "list", "--env", "prod", "--definitions", str(obs.definitions)) == 0, obs.err
@@ -112,8 +112,8 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     assert "1 h 59 min left" in obs.out or "2 h left" in obs.out
 
     assert obs("maintenance", "end", "--env", "prod", "--queue", "high") == 0, obs.err
-    assert "ended 6 ad-hoc downtimes" in obs.out
-    assert len(live_downtimes(dd)) == 11
+    assert "ended 7 ad-hoc downtimes" in obs.out
+    assert len(live_downtimes(dd)) == 18
 
 
 def test_maintenance_refuses_an_unknown_queue(obs: Obs, dd: FakeDatadog) -> None:

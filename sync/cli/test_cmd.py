@@ -6,10 +6,12 @@ import argparse
 
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.core.evaluation.simulate import Result, simulate
+from sync.core.resources import Resource
 from sync.definitions.load import SCENARIOS, load
+from sync.definitions.model import Definitions
 from sync.errors import ObsError
 from sync.expand.desired import expand
-from sync.expand.scenarios import case, environments
+from sync.expand.scenarios import case, environments, heard_by
 from sync.report import evaluation
 
 
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             raise ObsError.of(f"unknown scenario '{args.scenario}'", f"use one of: {known}")
     if args.env:
         defs.environment(args.env)  # an unknown name is an error, with the known ones
-    expanded = {}
+    expanded: dict[tuple[str, object], tuple[Definitions, tuple[Resource, ...]]] = {}
     results: list[tuple[str, Result]] = []
     skipped: list[tuple[str, str, str]] = []
     for scenario in scenarios:
@@ -47,9 +49,12 @@ def run(args: argparse.Namespace) -> int:
         for env in environments(defs, scenario):
             if args.env and env != args.env:
                 continue
-            if env not in expanded:
-                expanded[env] = expand(defs, env)
-            placed = case(defs, scenario, env, expanded[env])
+            key = (env, scenario.audiences)
+            if key not in expanded:
+                heard = heard_by(defs, env, scenario)
+                expanded[key] = (heard, expand(heard, env))
+            heard, resources = expanded[key]
+            placed = case(heard, scenario, env, resources)
             if isinstance(placed, str):
                 skipped.append((file, env, placed))
                 continue

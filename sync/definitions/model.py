@@ -96,8 +96,23 @@ class Metric:
 
 # What a maintenance window mutes when it does not say: every monitor that grows by design while workers are
 # stopped or work is parked. DLQ, subscription-DLQ and delivery-failure monitors stay live (a failure during
-# maintenance is still lost work), as does retention risk (parked messages that expire are lost too).
-DEFAULT_MUTES = ("age", "backlog_minutes", "depth", "in_flight", "worker_cpu", "worker_memory")
+# maintenance is still lost work), as does retention risk (parked messages that expire are lost too). The
+# composites that read stopped workers as a fault are muted by name: a downtime on their constituents does not
+# mute a composite (section "Composite monitors").
+DEFAULT_MUTES = (
+    "age",
+    "backlog_minutes",
+    "depth",
+    "in_flight",
+    "worker_cpu",
+    "worker_memory",
+    "backlog_draining",
+    "consumers_stuck",
+    "in_flight_fleet",
+    "scale_from_zero_failed",
+    "workers_capped",
+    "workers_not_starting",
+)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,8 @@ class Scenario:
     incident_at: int
     duration: int
     starts_at: datetime | None  # minute 0 in UTC: places the environment's downtimes
+    # The environment's notify audiences replaced (page, chat), for an environment that routes to no one.
+    audiences: tuple[tuple[str, ...], tuple[str, ...]] | None
     collection: str
     series: tuple[SeriesSpec, ...]
     downtimes: tuple[DowntimeSpec, ...]
@@ -118,6 +120,13 @@ def scenario(
         )
     series = tuple(_series(source, index, raw, queue) for index, raw in enumerate(data["series"]))
     expect = tuple(_expect(source, index, raw, queue, names) for index, raw in enumerate(data["expect"]))
+    for spec in expect:
+        if spec.after is not None and spec.after > data["duration"]:
+            raise source.error(
+                (*spec.at, "after"),
+                f"after {spec.after} is past the last minute {data['duration']}",
+                "make it at most duration",
+            )
     downtimes = tuple(
         _downtime(source, index, raw, queue, names) for index, raw in enumerate(data.get("downtimes", ()))
     )
@@ -129,6 +138,7 @@ def scenario(
         incident_at=data["incident_at"],
         duration=data["duration"],
         starts_at=datetime.fromisoformat(data["starts_at"].replace("Z", "+00:00")) if "starts_at" in data else None,
+        audiences=(tuple(data["audiences"]["page"]), tuple(data["audiences"]["chat"])) if "audiences" in data else None,
         collection=data.get("collection", "crawler"),
         series=series,
         downtimes=downtimes,

@@ -4,12 +4,11 @@ expectations name that environment's monitors."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from dataclasses import replace
+from datetime import datetime, timedelta
 
-from sync.core.evaluation import downtime, notes
+from sync.core.evaluation import notes
 from sync.core.evaluation.expect import Audience, Expectation
-from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
 from sync.core.evaluation.simulate import Case
@@ -17,6 +16,7 @@ from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.definitions.scenario import ANY, ExpectSpec, Scenario, SeriesSpec
 from sync.errors import ObsError
+from sync.expand.maintenance import NOTIFY_END_STATES, records
 from sync.expand.naming import PlacedQueue, place
 
 _SQS = ("queue", "dlq", "subscription_dlq")
@@ -24,6 +24,18 @@ _SQS = ("queue", "dlq", "subscription_dlq")
 
 def environments(defs: Definitions, scenario: Scenario) -> tuple[str, ...]:
     return scenario.environments or tuple(env.name for env in defs.environments)
+
+
+def heard_by(defs: Definitions, env: str, scenario: Scenario) -> Definitions:
+    """The definitions as the scenario hears them: with `audiences`, the environment's notify audiences
+    replaced, so a scenario can say what a team that opts in to an environment routing to no one would hear."""
+    if scenario.audiences is None:
+        return defs
+    page, chat = scenario.audiences
+    environments = tuple(
+        replace(e, notify={**e.notify, "page": page, "chat": chat}) if e.name == env else e for e in defs.environments
+    )
+    return replace(defs, environments=environments)
 
 
 def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequence[Resource]) -> Case | str:
@@ -44,7 +56,8 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
             )
         if isinstance(keys, str):
             raise scenario.source.error(spec.at[:-1], keys, "say which with topic: NAME")
-        expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count))
+        leaves_out = spec.monitor == ANY or len(spec.each) > 1
+        expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count, leaves_out))
     used: set[notes.Assumption] = set()
     series = tuple(_series(s, placed, scenario.collection, used) for s in scenario.series)
     mutes: list[MuteWindow] = []
@@ -60,7 +73,7 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
             MuteWindow(down.start, down.end, down.monitor_tags, key, down.scope, down.mute_first_recovery_notification)
         )
     if scenario.starts_at is not None:
-        mutes += _downtimes(scenario, scenario.starts_at, resources)
+        mutes += _downtimes(defs, scenario, env.name, scenario.starts_at)
     return Case(
         scenario=scenario.name,
         env=env.name,
@@ -76,23 +89,28 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
     )
 
 
-def _downtimes(scenario: Scenario, starts_at: datetime, resources: Sequence[Resource]) -> list[MuteWindow]:
-    """The environment's own downtimes, placed in the scenario's minutes."""
-    out: list[MuteWindow] = []
-    for resource in resources:
-        attributes = (resource.body.get("data") or {}).get("attributes") or resource.body
-        if "monitor_identifier" not in attributes:
-            continue
-        name = str((attributes.get("schedule") or {}).get("timezone") or "UTC")
-        try:
-            zone = ZoneInfo(name)  # the time zone database: recurrences run on the downtime's wall clock
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ObsError.of(f"downtime {resource.key}: unknown timezone '{name}'", "use an IANA name") from None
-        try:
-            out += downtime.windows(resource.body, starts_at, scenario.duration, zone)
-        except Refused as exc:
-            raise ObsError.of(f"downtime {resource.key}: {exc}", "", file=scenario.source.path) from None
-    return out
+def _downtimes(defs: Definitions, scenario: Scenario, env: str, starts_at: datetime) -> list[MuteWindow]:
+    """The environment's planned maintenance windows, as the downtimes obs syncs for them, placed in the
+    scenario's minutes. Read from the windows themselves (maintenance.records): the rendered recurrences carry
+    no start of their own, since Datadog starts them when they are created."""
+
+    def minute(moment: datetime) -> int:
+        return int((moment - starts_at).total_seconds() // 60)
+
+    until = starts_at + timedelta(minutes=scenario.duration + 1)
+    return [
+        MuteWindow(
+            max(minute(record.start), 0),
+            minute(record.end),
+            monitor_tags=record.monitor_tags,
+            # As maintenance.downtime writes them: no recovery for an alert nobody heard of, and a
+            # notification at expiry for whatever still alerts.
+            mute_first_recovery_notification=True,
+            end_states=tuple(NOTIFY_END_STATES),
+            notify_on_expiry=True,
+        )
+        for record in records(defs, env, starts_at, until)
+    ]
 
 
 def _missing(scenario: Scenario, at: tuple[str | int, ...], why: str) -> str:

@@ -27,6 +27,8 @@ def text(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, str
             lines.append(f"  {mark}  {v.expectation.describe()}: {said}")
             if not v.passed and not v.refused:
                 lines += _explain(result, v)
+        for key, why in result.left_out:
+            lines.append(f"  note  left out of `any` and lists, the model cannot evaluate it: {key}: {why}")
     for file, env, why in skipped:
         lines.append(f"skip  {file} in {env}: {why}")
     passed = sum(r.passed for _, r in results)
@@ -116,6 +118,7 @@ def _result(file: str, result: Result) -> dict[str, Any]:
                 "passed": v.passed,
                 "detail": v.refused or v.detail,
                 "refused": bool(v.refused),
+                "left_out": [{"key": key, "reason": why} for key, why in v.left_out],
                 # The later of the window-edge readings: the earliest Datadog can be relied on to act.
                 "first_alert": v.latest("alert"),
                 "first_page": v.latest("page"),

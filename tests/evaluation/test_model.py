@@ -474,3 +474,110 @@ def test_an_expectation_must_hold_under_both_readings_of_the_window_edges() -> N
     (verdict,) = simulate(case).verdicts
     assert not verdict.passed and verdict.failed_reading == "window end closed"
     assert verdict.checks["window end open"].passed and verdict.detail == "alerted at minute 10"
+
+
+def test_a_change_alert_subtracts_the_series_n_minutes_earlier_minute_by_minute() -> None:
+    query = parse("change(max(last_2m),last_2m):max:m{queuename:q} > 0")
+    assert query.change == "change" and query.window == 2 and len(query.leaves) == 2
+    # At t = 4 the open window is minutes 2..3: 0 - 5 = -5 and 1 - 0 = 1, so max = 1. Subtracting the
+    # aggregates instead would give max(0, 1) - max(5, 0) = -4: the guide differences first, then aggregates.
+    assert evaluate(query, [series({0: 5, 1: 0, 2: 0, 3: 1})], 4, 0, True, False).value == 1
+
+
+def test_a_change_alert_pages_on_each_rise_of_a_level() -> None:
+    # A DLQ holding 1 message from minute 0, a second from minute 20: change(max(last_3m),last_3m) > 0.
+    values = {m: 1.0 if m < 20 else 2.0 for m in range(40)}
+    found = states("change(max(last_3m),last_3m):max:m{queuename:q} > 0", values, 40, thresholds={"critical": 0})
+    # t = 21: minutes 18..20, 2 - 1 at minute 20. Minutes 20..22 are 2 - 1 (against 17..19), 23 on are 2 - 2:
+    # t = 25 (minutes 22..24) still sees 1; t = 26 (minutes 23..25) sees only 0s and is back to OK.
+    assert found[20] == OK and found[21] == ALERT and found[25] == ALERT and found[26] == OK
+
+
+def test_a_change_alert_without_the_earlier_point_skips_the_evaluation() -> None:
+    # The queue wakes at minute 10: minute 10 has no point 3 minutes earlier (none to interpolate from either).
+    used: set[notes.Assumption] = set()
+    result = run(
+        "k",
+        body("change(max(last_3m),last_3m):max:m{queuename:q} > 0", thresholds={"critical": 0}),
+        [series({m: 1.0 for m in range(10, 30)})],
+        30,
+        True,
+        used,
+    )
+    steps = {step.t: step for step in result.steps}
+    assert steps[11].outcome is not None and steps[11].outcome.skipped  # minute 10: 1 - NaN
+    assert steps[16].outcome is not None and steps[16].outcome.value == 0  # minutes 13..15 against 10..12
+    assert all(step.state == OK for step in result.steps) and notes.CHANGE_ALIGNMENT in used
+
+
+def test_pct_change_on_the_classic_and_the_as_count_paths() -> None:
+    # Classic: per minute ((a - b) / b) * 100, then avg: minute 1 (4 - 2) / 2 = 100 %, minute 2 (5 - 4) / 4 = 25 %.
+    query = parse("pct_change(avg(last_2m),last_1m):max:m{queuename:q} > 50")
+    assert evaluate(query, [series({0: 2, 1: 4, 2: 5})], 3, 0, True, False).value == pytest.approx(62.5)
+    # With .as_count(): sums first. Minutes 2..3 sum to 2 + 4 = 6, minutes 0..1 to 1 + 1 = 2: (6 - 2) / 2 = 200 %.
+    failed = "aws.sns.number_of_notifications_failed"
+    query = parse(f"pct_change(sum(last_2m),last_2m):sum:{failed}{{queuename:q}}.as_count() > 0")
+    assert query.as_count_path
+    data = [series({0: 1, 1: 1, 2: 2, 3: 4}, failed)]
+    assert evaluate(query, data, 4, 0, True, False).value == pytest.approx(200)
+
+
+def test_forecasts_are_left_out_of_any_and_an_error_when_named() -> None:
+    forecast = body("max(next_1d):forecast(max:m{queuename:q}, 'linear', 1) >= 10")
+    with pytest.raises(notes.Unmodelled, match="forecast algorithm"):
+        parse(str(forecast["query"]))
+    age = body("max(last_1m):max:m{queuename:q} > 10")
+    age["message"] = "@pd"
+    case = Case(
+        scenario="s",
+        env="e",
+        incident_at=0,
+        duration=30,
+        series=(series({m: 50.0 for m in range(5, 30)}),),
+        monitors={"e/q/age": age, "e/q/forecast": forecast},
+        expectations=(
+            Expectation("any", ("e/q/age", "e/q/forecast"), "pages_within", within=10, may_leave_out=True),
+            Expectation("forecast", ("e/q/forecast",), "pages_count", count=0),
+        ),
+        audience=Audience(frozenset({"@pd"}), frozenset()),
+    )
+    anything, named = simulate(case).verdicts
+    assert anything.passed and anything.expectation.keys == ("e/q/age",)
+    assert anything.left_out == (("e/q/forecast", "forecast: Datadog's forecast algorithm is not modelled"),)
+    assert not named.passed and "forecast algorithm" in named.refused
+
+
+def test_a_change_alert_compares_only_the_minutes_whose_point_has_arrived() -> None:
+    # Points arrive 2 minutes late: at t = 12 (no delay, open window 9..11) minute 11 has not arrived, though
+    # minute 8, three before it, has. Minutes 9 and 10 are compared (2 - 1 each); minute 11 is not a NaN that
+    # skips the evaluation, it is not there yet.
+    values = {m: 1.0 if m < 9 else 2.0 for m in range(20)}
+    late = series(values, arrival={m: m + 2 for m in values})
+    query = parse("change(max(last_3m),last_3m):max:m{queuename:q} > 0")
+    outcome = evaluate(query, [late], 12, 0, True, False)
+    assert (outcome.value, outcome.points) == (1, 2)
+
+
+def test_a_page_can_be_expected_of_a_later_incident() -> None:
+    pager = body("max(last_1m):max:m{queuename:q} > 10")
+    pager["message"] = "@pd"
+    # Over 10 at minutes 5..9 and again from 30. The open window [t - 1, t - 1] pages at 6 and 31; the closed
+    # one, [t - 1, t], at 5 and 30. Counted from minute 30, the later reading's page is at 31.
+    values = {m: 50.0 if 5 <= m < 10 or m >= 30 else 1.0 for m in range(40)}
+    case = Case(
+        scenario="s",
+        env="e",
+        incident_at=5,
+        duration=39,
+        series=(series(values),),
+        monitors={"e/q/m": pager},
+        expectations=(
+            Expectation("m", ("e/q/m",), "pages_within", within=2, after=30),
+            Expectation("m", ("e/q/m",), "pages_within", within=0, after=30),
+        ),
+        audience=Audience(frozenset({"@pd"}), frozenset()),
+    )
+    second, too_soon = simulate(case).verdicts
+    assert second.passed and second.latest("page") == 31
+    assert second.expectation.describe() == "m: pages within 2 min of minute 30"
+    assert not too_soon.passed and too_soon.failed_reading == "window end open"

@@ -129,6 +129,11 @@ expect:
             "scenarios/bad.yaml:4: environments[1]",
             "unknown environment 'qa'",
         ),
+        (
+            ("{monitor: age, pages: never}", "{monitor: age, pages: {within: 5, after: 61}}"),
+            "scenarios/bad.yaml:10: expect[0].pages.after",
+            "after 61 is past the last minute 60",
+        ),
         (("of: queue", "of: topic"), "scenarios/bad.yaml:7: series[0].of", "queue 'jobs' has no topics"),
         (
             ("of: queue", "of: qeue"),
@@ -254,3 +259,50 @@ def test_any_broken_scenario_is_a_clear_error_never_a_traceback(
     assert "internal error" not in err.getvalue() and "Traceback" not in err.getvalue(), err.getvalue()
     if code == 1 and err.getvalue():
         assert err.getvalue().startswith("error: scenarios/fuzz.yaml"), err.getvalue()
+
+
+def test_starts_at_places_the_environments_maintenance_windows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    defs = tmp_path / "defs"
+    shutil.copytree(FIXTURE, defs)
+    env = defs / "environments" / "prod.yaml"
+    env.write_text(
+        env.read_text()
+        + "maintenance:\n  - name: nightly\n    description: Workers scaled to zero.\n"
+        + '    schedule: {rrule: "FREQ=DAILY;BYHOUR=19;BYMINUTE=0", duration: 12h, timezone: Europe/Berlin}\n'
+        + "    queues: all\n    mutes: [age]\n"
+    )
+    stuck = GOOD.replace("value: 1}", "value: 600}").replace(
+        "{monitor: age, pages: never}", "{monitor: age, notifies: none}"
+    )
+    stuck += "collection: streams\n"  # arriving in 3 minutes, inside the 5-minute evaluation delay
+    (defs / "scenarios" / "night.yaml").write_text(stuck)
+    # Without starts_at the age alert (600 s against 60) reaches the pager.
+    assert main(["--definitions", str(defs), "test", "--scenario", "night"]) == 1
+    assert "notified @pagerduty-jobs at minute" in capsys.readouterr().out
+    # 18:00 UTC is 19:00 in Berlin in December: the window covers the hour, and mutes the alert.
+    (defs / "scenarios" / "night.yaml").write_text(stuck + 'starts_at: "2026-12-01T18:00:00Z"\n')
+    assert main(["--definitions", str(defs), "test", "--scenario", "night"]) == 0
+    assert "ok    age: notifies no one: notified no one" in capsys.readouterr().out
+    # An hour earlier the window opens at minute 60, after the alert: it pages.
+    (defs / "scenarios" / "night.yaml").write_text(stuck + 'starts_at: "2026-12-01T17:00:00Z"\n')
+    assert main(["--definitions", str(defs), "test", "--scenario", "night"]) == 1
+
+
+def test_audiences_run_a_scenario_as_if_the_environment_notified_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    defs = tmp_path / "defs"
+    shutil.copytree(FIXTURE, defs)
+    loud = GOOD.replace("value: 1}", "value: 600}").replace(
+        "{monitor: age, pages: never}", "{monitor: age, notifies: none}"
+    )
+    loud += "collection: streams\n"
+    heard = loud + 'audiences: {page: ["@pagerduty-team"], chat: []}\n'
+    (defs / "scenarios" / "heard.yaml").write_text(heard)
+    assert main(["--definitions", str(defs), "test", "--scenario", "heard"]) == 1
+    out = capsys.readouterr().out
+    assert "notified @pagerduty-team at minute" in out and "@pagerduty-jobs" not in out
+    (defs / "scenarios" / "heard.yaml").write_text(loud + "audiences: {page: [], chat: []}\n")
+    assert main(["--definitions", str(defs), "test", "--scenario", "heard"]) == 0

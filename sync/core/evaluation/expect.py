@@ -12,7 +12,7 @@ from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, WARN, 
 PAGING_KINDS = ("alert", "warning", "no_data", "downtime_end")
 
 KINDS = (
-    "pages_within",  # the first page after the incident comes within `within` minutes
+    "pages_within",  # the first page after the incident (or after `after`) comes within `within` minutes
     "pages_count",  # exactly `count` pages (renotifications are not new pages)
     "notifies_none",  # nobody is notified at all
     "warns_chat_only",  # a warning reaches chat, and nothing pages
@@ -31,10 +31,13 @@ class Expectation:
     within: int | None = None
     after: int | None = None
     count: int | None = None
+    # `any` or a list: a monitor the model cannot evaluate by design (a forecast) is left out, with a note.
+    may_leave_out: bool = False
 
     def describe(self) -> str:
         what = {
-            "pages_within": f"pages within {self.within} min",
+            "pages_within": f"pages within {self.within} min"
+            + (f" of minute {self.after}" if self.after is not None else ""),
             "pages_count": f"pages {self.count} time{'s' * (self.count != 1)}" if self.count else "never pages",
             "notifies_none": "notifies no one",
             "warns_chat_only": "warns chat, pages no one",
@@ -64,7 +67,8 @@ class Audience:
 
 @dataclass(frozen=True)
 class Observed:
-    """The first of each event at or after the incident (recovery: after `after`), across the monitors."""
+    """The first of each event at or after the incident (a page or a recovery: after `after` when the
+    expectation gives one), across the monitors."""
 
     alert: int | None
     page: int | None
@@ -90,6 +94,7 @@ def check(
     incident_at: int,
 ) -> Check:
     keys = expectation.keys
+    kind = expectation.kind
     after = expectation.after if expectation.after is not None else incident_at
     pages = [(n.t, key) for key in keys for n in sent[key] if audience.paged(n)]
     alerts = _transitions(runs, keys, lambda before, now: now == ALERT)
@@ -97,20 +102,20 @@ def check(
     recoveries = _transitions(runs, keys, lambda before, now: now == OK and before in ALERT_WORTHY)
     observed = Observed(
         alert=_first(alerts, incident_at),
-        page=_first(pages, incident_at),
+        # A later incident of the same scenario (a second failure hours on) is counted from its own minute.
+        page=_first(pages, after if kind == "pages_within" else incident_at),
         warning=_first(warnings, incident_at),
         recovery=_first(recoveries, after),
         pages=len(pages),
     )
     first_key = keys[0] if keys else None
-    kind = expectation.kind
     if kind == "pages_within":
         assert expectation.within is not None
-        deadline = incident_at + expectation.within
+        deadline = after + expectation.within
         hit = observed.page
         passed = hit is not None and hit <= deadline
         return Check(
-            passed, _late("page", hit, incident_at, deadline), observed, hit or deadline, _key(pages, hit) or first_key
+            passed, _late("page", hit, after, deadline), observed, hit or deadline, _key(pages, hit) or first_key
         )
     if kind == "pages_count":
         return _counted(expectation, pages, observed, first_key)

@@ -52,6 +52,8 @@ def settings(body: Mapping[str, Any], used: set[notes.Assumption]) -> Settings:
     thresholds: Mapping[str, float] = options.get("thresholds") or {}
     if "critical" not in thresholds:
         raise Refused("the monitor has no critical threshold")
+    if query.change:
+        used.add(notes.CHANGE_ALIGNMENT)
     if any(leaf.modifier == "as_count" and leaf.metric.startswith(_SQS_COUNTERS) for leaf in query.leaves):
         used.add(notes.SQS_COUNTERS_GAUGES)
     window = query.window

@@ -20,6 +20,11 @@ class Refused(Exception):
     """A monitor the model cannot evaluate without guessing: the published behaviour gives no safe reading."""
 
 
+class Unmodelled(Refused):
+    """A monitor whose value comes from an algorithm Datadog does not publish (forecasts, anomalies, outliers).
+    `monitor: any` and lists of monitors leave it out, with a note; naming it alone is still an error."""
+
+
 # Section "Undocumented — model conservatively", by item.
 WINDOW_EDGES = Assumption(
     "U1",
@@ -68,3 +73,9 @@ SLO_LATE_DATA = Assumption(
     "as uptime",
 )
 SLICE_MEAN = Assumption("T1", "a time slice's value is the mean of its points")
+CHANGE_ALIGNMENT = Assumption(
+    "T2",
+    "a change alert subtracts, at each minute with a point now, the point N earlier; where that one is missing it is "
+    "interpolated as in gauge arithmetic (up to 5 minutes), and otherwise the evaluation is skipped, as NaN in "
+    "arithmetic is (a queue waking from idle does not count as a change from nothing)",
+)

@@ -2,7 +2,11 @@
 
 `time_aggr(last_N<m|h|d|w>): expression comparator threshold`, where the expression combines metric queries
 (`space_aggr:metric{tag:value,...}` with an optional `.as_count()` / `.as_rate()`), numbers, `+ - * /`,
-parentheses and the functions `clamp_min`, `clamp_max`, `default_zero` and `abs`.
+parentheses and the functions `clamp_min`, `clamp_max`, `default_zero` and `abs`; and change alerts,
+`change(time_aggr(last_W),last_N):expression ...` and `pct_change(...)`, read as the arithmetic the change-alert
+guide reconstructs them with: `a - timeshift(a, -N)` and `(a - timeshift(a, -N)) / timeshift(a, -N) * 100`.
+
+Forecast, anomaly and outlier monitors run algorithms Datadog does not publish: `Unmodelled`, not a guess.
 """
 
 from __future__ import annotations
@@ -10,13 +14,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sync.core.evaluation.notes import Refused
+from sync.core.evaluation.notes import Refused, Unmodelled
 
 AGGREGATORS = ("avg", "max", "min", "sum")
 COMPARATORS = (">=", "<=", ">", "<")
 _UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 FUNCTIONS = ("clamp_min", "clamp_max", "default_zero", "abs")
 
+_CHANGE = re.compile(
+    r"^\s*(change|pct_change)\((avg|max|min|sum)\(last_(\d+)([mhdw])\),\s*last_(\d+)([mhdw])\):(.*)$", re.S
+)
+# Monitors whose value comes from an unpublished algorithm: the reference gives no conservative reading of them.
+_ALGORITHMS = {
+    "forecast": "Datadog's forecast algorithm is not modelled",
+    "anomalies": "Datadog's anomaly detection algorithm is not modelled",
+    "outliers": "Datadog's outlier detection algorithm is not modelled",
+}
+_ALGORITHM = re.compile(r"\b(" + "|".join(_ALGORITHMS) + r")\s*\(")
 _HEAD = re.compile(r"^\s*(avg|max|min|sum)\(last_(\d+)([mhdw])\):(.*?)\s*(>=|<=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$", re.S)
 _TOKEN = re.compile(
     r"\s*(?:(?P<metric>(?:avg|max|min|sum):[A-Za-z_][\w.]*\{[^}]*\}(?:\.as_count\(\)|\.as_rate\(\))?)"
@@ -33,6 +47,7 @@ class Leaf:
     metric: str
     tags: tuple[tuple[str, str], ...]
     modifier: str  # "", "as_count" or "as_rate"
+    shift: int = 0  # minutes back (timeshift): the value at minute m is the series' point at m - shift
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,7 @@ class Query:
     comparator: str
     threshold: float
     unit: str = "m"  # the window's unit as written: it sets require_full_window's bucket size
+    change: str = ""  # "change" or "pct_change" for a change alert: the expression is already its arithmetic
 
     @property
     def leaves(self) -> tuple[Leaf, ...]:
@@ -98,6 +114,13 @@ def _has_binop(node: Node) -> bool:
 
 
 def parse(text: str) -> Query:
+    algorithm = _ALGORITHM.search(text)
+    if algorithm:
+        name = algorithm.group(1)
+        raise Unmodelled(f"{name}: {_ALGORITHMS[name]}")
+    change = _CHANGE.match(text)
+    if change:
+        return _change(*change.groups())
     head = _HEAD.match(text)
     if not head:
         raise Refused(f"not a metric monitor query the model knows: {text!r}")
@@ -110,6 +133,31 @@ def parse(text: str) -> Query:
     if parser.at < len(tokens):
         raise Refused(f"unexpected {tokens[parser.at][1]!r} in the query")
     return Query(aggregator, int(count) * _UNIT_MINUTES[unit], expression, comparator, float(threshold), unit)
+
+
+def _change(kind: str, aggregator: str, count: str, unit: str, shift: str, shift_unit: str, rest: str) -> Query:
+    """Section "Change alerts" of the guide: the difference of the series now and N earlier, minute by minute,
+    then the time aggregator over the window. As arithmetic it takes the paths any arithmetic takes."""
+    inner = parse(f"{aggregator}(last_{count}{unit}):{rest}")
+    minutes = int(shift) * _UNIT_MINUTES[shift_unit]
+    if minutes <= 0:
+        raise Refused("a change alert compares with a time before now: give a shift of at least a minute")
+    now = inner.expression
+    before = shifted(now, minutes)
+    difference = BinOp("-", now, before)
+    expression: Node = difference if kind == "change" else BinOp("*", BinOp("/", difference, before), Number(100))
+    return Query(aggregator, inner.window, expression, inner.comparator, inner.threshold, inner.unit, kind)
+
+
+def shifted(node: Node, minutes: int) -> Node:
+    """The expression with every metric query moved `minutes` back (timeshift)."""
+    if isinstance(node, Leaf):
+        return Leaf(node.space, node.metric, node.tags, node.modifier, node.shift + minutes)
+    if isinstance(node, Call):
+        return Call(node.name, shifted(node.arg, minutes), node.params)
+    if isinstance(node, BinOp):
+        return BinOp(node.op, shifted(node.left, minutes), shifted(node.right, minutes))
+    return node
 
 
 def _tokens(body: str) -> list[tuple[str, str]]:

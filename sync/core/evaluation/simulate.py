@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sync.core.evaluation import composite, monitor, notes, slo
 from sync.core.evaluation.expect import Audience, Check, Expectation, check
-from sync.core.evaluation.notes import Refused
+from sync.core.evaluation.notes import Refused, Unmodelled
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications
 from sync.core.evaluation.series import Series
 from sync.core.evaluation.states import Run
@@ -40,6 +40,7 @@ class Verdict:
     checks: Mapping[str, Check]  # per reading
     refused: str = ""  # why the model could not evaluate it
     failed_reading: str = ""
+    left_out: tuple[tuple[str, str], ...] = ()  # (key, why): monitors of `any` or a list the model cannot evaluate
 
     def latest(self, field_name: str) -> int | None:
         """The later of the readings' first events (a page or recovery counts at its later reading)."""
@@ -59,13 +60,18 @@ class Result:
     def passed(self) -> bool:
         return all(v.passed for v in self.verdicts)
 
+    @property
+    def left_out(self) -> tuple[tuple[str, str], ...]:
+        """Every monitor some expectation left out, once, in key order."""
+        return tuple(sorted({item for v in self.verdicts for item in v.left_out}))
+
 
 def simulate(case: Case) -> Result:
     used: set[notes.Assumption] = {notes.WINDOW_EDGES, notes.NO_BACKFILL, *case.assumptions}
     needed = {key for e in case.expectations for key in e.keys}
     runs: dict[str, dict[str, Run]] = {}
     sent: dict[str, dict[str, tuple[Notification, ...]]] = {}
-    refused: dict[str, str] = {}
+    refused: dict[str, Refused] = {}
     for reading, open_end in READINGS:
         runs[reading] = {}
         sent[reading] = {}
@@ -73,7 +79,7 @@ def simulate(case: Case) -> Result:
             try:
                 run = _run(case, key, open_end, used, runs[reading])
             except Refused as exc:
-                refused[key] = str(exc)
+                refused[key] = exc
                 continue
             runs[reading][key] = run
             sent[reading][key] = notifications(run, case.monitors[key], case.mutes, case.duration, used)
@@ -104,15 +110,26 @@ def _verdict(
     expectation: Expectation,
     runs: Mapping[str, Mapping[str, Run]],
     sent: Mapping[str, Mapping[str, Sequence[Notification]]],
-    refused: Mapping[str, str],
+    refused: Mapping[str, Refused],
 ) -> Verdict:
+    left_out = tuple(
+        (key, str(refused[key]))
+        for key in expectation.keys
+        if expectation.may_leave_out and isinstance(refused.get(key), Unmodelled)
+    )
+    if left_out:
+        kept = tuple(key for key in expectation.keys if key not in dict(left_out))
+        if not kept:
+            why = "; ".join(f"{key}: {reason}" for key, reason in left_out)
+            return Verdict(expectation, False, "cannot evaluate", {}, refused=f"no monitor left to evaluate ({why})")
+        expectation = replace(expectation, keys=kept)
     blocked = [f"{key}: {refused[key]}" for key in expectation.keys if key in refused]
     if blocked:
-        return Verdict(expectation, False, "cannot evaluate", {}, refused="; ".join(blocked))
+        return Verdict(expectation, False, "cannot evaluate", {}, refused="; ".join(blocked), left_out=left_out)
     checks = {
         reading: check(expectation, runs[reading], sent[reading], case.audience, case.incident_at)
         for reading, _ in READINGS
     }
     failed = next((reading for reading, c in checks.items() if not c.passed), "")
     detail = checks[failed or READINGS[0][0]].detail
-    return Verdict(expectation, not failed, detail, checks, failed_reading=failed)
+    return Verdict(expectation, not failed, detail, checks, failed_reading=failed, left_out=left_out)

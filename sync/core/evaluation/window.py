@@ -48,7 +48,10 @@ def evaluate(
     """`seen_by`: the minute whose arrived points count, when it is not `t` (an SLO judging a past slice)."""
     start, end = window_bounds(query, t, delay, open_end)
     columns = {leaf: _column(leaf, series, start, end, t if seen_by is None else seen_by) for leaf in query.leaves}
-    minutes = sorted({m for column in columns.values() for m in column})
+    # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
+    # current series' (the earlier one has long arrived where the current one has not yet).
+    current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
+    minutes = sorted({m for column in current for m in column})
     if not minutes:
         return Outcome(start, end, empty=True)
     if require_full and not full_window(query, set(minutes), start, end):
@@ -74,7 +77,8 @@ def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) 
     selected = matching(series, leaf)
     out = {}
     for minute in range(start, end + 1):
-        seen = [v for s in selected if (v := s.visible(minute, t)) is not None]
+        # A shifted leaf (a change alert's earlier series) reads the point `shift` minutes back.
+        seen = [v for s in selected if (v := s.visible(minute - leaf.shift, t)) is not None]
         if seen:
             out[minute] = space_aggregate(leaf.space, seen)
     return out
