@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil.rrule import rrulestr
 
-from sync.definitions.model import DEFAULT_MUTES, Schedule, Window
+from sync.definitions.model import BURN_ALERTS, DEFAULT_MUTES, Schedule, Window
 from sync.definitions.references import suggest
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
@@ -128,7 +128,7 @@ def _moment(source: Source, at: KeyPath, value: Any) -> datetime:
 
 def check(defs: Definitions) -> None:
     """Names in each window's scope must exist: a typo would silently mute nothing."""
-    metrics = {m.name for m in defs.metrics}
+    metrics = {m.name for m in defs.metrics} | set(BURN_ALERTS)
     queues = {q.name for q in defs.queues}
     for env in defs.environments:
         for window in env.maintenance:
@@ -157,5 +157,5 @@ def mutes(defs: Definitions, window: Window) -> tuple[str, ...]:
 
 
 def mutes_by_default(defs: Definitions) -> tuple[str, ...]:
-    known = {m.name for m in defs.metrics}
+    known = {m.name for m in defs.metrics} | set(BURN_ALERTS)
     return tuple(m for m in DEFAULT_MUTES if m in known)

@@ -112,7 +112,12 @@ DEFAULT_MUTES = (
     "scale_from_zero_failed",
     "workers_capped",
     "workers_not_starting",
+    # A queue's SLO burns while its workers are stopped by design: its burn-rate alerts would page too.
+    "slo-fast-burn",
+    "slo-slow-burn",
 )
+# Monitors a window can mute that no metric file declares: the burn-rate alerts of a queue's SLO.
+BURN_ALERTS = ("slo-fast-burn", "slo-slow-burn")
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
         r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))
     ]
     dashboards = [dashboard(env, placed, t, slos) for t in defs.dashboards if env.dashboards.get(t.name, True)]
-    downtimes = maintenance.downtimes(env, expansion.held, monitors)
+    downtimes = maintenance.downtimes(env, expansion.held, [*monitors, *objectives])
     resources = sorted([*monitors, *objectives, *dashboards, *downtimes], key=sort_key)
     for before, after in itertools.pairwise(resources):
         if (before.kind, before.key) == (after.kind, after.key):

@@ -29,11 +29,11 @@ from sync.core.downtimes import duration, schedule_words
 from sync.core.kinds import DOWNTIME
 from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource
 from sync.definitions.maintenance import mutes
-from sync.definitions.model import Definitions, Environment, Queue, Window
+from sync.definitions.model import BURN_ALERTS, Definitions, Environment, Queue, Window
 from sync.expand.settings import Shared, settings_for
 
 # Depth, age and backlog of a parking queue grow by design while the window lasts, whatever it mutes.
-PARKING_MUTES = ("age", "backlog_minutes", "depth")
+PARKING_MUTES = ("age", "backlog_minutes", "depth", *BURN_ALERTS)  # parked work ages by design
 DRAIN_METRIC = "backlog_minutes"  # its critical threshold (minutes) is how long the class may take to drain
 DEFAULT_DRAIN_MINUTES = 60  # a queue whose class declares neither an SLO nor a drain threshold
 # Datadog's notification on expiry is what pages when parked work did not drain: see the module docstring.
@@ -57,7 +57,7 @@ def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared
     if not env.maintenance:
         return {}
     by_name = {q.name: q for q in queues}
-    known = {m.name for m in defs.metrics}
+    known = {m.name for m in defs.metrics} | set(BURN_ALERTS)
     parking_mutes = frozenset(m for m in PARKING_MUTES if m in known)
     out: dict[str, list[Muting]] = {}
     for window in env.maintenance:
