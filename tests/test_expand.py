@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from sync.check import models
-from sync.core.kinds import DASHBOARD, MONITOR
+from sync.core.kinds import COMPOSITE, DASHBOARD, MONITOR
 from sync.core.resources import Resource
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
@@ -27,27 +27,42 @@ def _metrics_of(monitors: dict[str, Resource], env: str, queue: str) -> set[str]
     return {key.split("/")[2] for key in monitors if key.startswith(f"{env}/{queue}/")}
 
 
-ALL = {"age", "backlog_minutes", "delivery_failures", "depth", "dlq", "in_flight", "retention_risk", "worker_cpu"}
-ALL |= {"worker_memory"}
+def _composites_of(defs: Definitions, env: str, queue: str) -> set[str]:
+    return {r.key.split("/")[2] for r in expand(defs, env) if r.kind == COMPOSITE and r.queue == queue}
+
+
+ALL = {"delivery_failures", "dlq", "dlq_age", "dlq_arrivals", "in_flight", "in_flight_fleet", "retention_risk"}
+ALL |= {"worker_cpu", "worker_memory", "messages_waiting", "receive_without_delete"}
+ALWAYS_ON = {"backlog_floor", "backlog_minutes", "deletes_none", "depth"}  # queues whose workers never stop
+SHORT = ALL | ALWAYS_ON | {"age", "workers_at_max"}
+FEATURE = ALL | {"age", "workers_at_max", "no_running_tasks", "tasks_short"}
 
 
 @pytest.mark.parametrize(
-    ("queue", "expected"),
+    ("queue", "expected", "composites"),
     [
         # Only critical's subscription declares a redrive DLQ.
-        ("critical", ALL | {"subscription_dlq"}),
-        ("high", ALL),
-        ("default", ALL),
-        # Long jobs: no age SLO; backlog is measured against workers instead.
-        ("low", ALL - {"age"}),
-        # Feature queues idle at zero workers: no depth or drain-time alerts, age in hours.
-        ("introduction", ALL - {"depth", "backlog_minutes"}),
+        ("critical", SHORT | {"subscription_dlq"}, {"backlog_draining", "consumers_stuck", "workers_capped"}),
+        ("high", SHORT, {"backlog_draining", "consumers_stuck", "workers_capped"}),
+        ("default", SHORT, {"backlog_draining", "consumers_stuck", "workers_capped"}),
+        # Long jobs: no age SLO (so no workers_capped); a forecast of retention instead.
+        ("low", ALL | ALWAYS_ON | {"retention_forecast"}, {"backlog_draining", "consumers_stuck"}),
+        # Feature queues idle at zero workers: no depth or drain-time alerts, age in hours, but a failed
+        # scale-out from zero pages within minutes.
+        ("introduction", FEATURE, {"scale_from_zero_failed", "workers_not_starting", "workers_capped"}),
         # No feeding topic, so no delivery-failure monitor.
-        ("reindexing", ALL - {"depth", "backlog_minutes", "delivery_failures"}),
+        (
+            "reindexing",
+            FEATURE - {"delivery_failures"},
+            {"scale_from_zero_failed", "workers_not_starting", "workers_capped"},
+        ),
     ],
 )
-def test_each_queue_gets_the_metrics_that_apply_to_it(example: Definitions, queue: str, expected: set[str]) -> None:
+def test_each_queue_gets_the_metrics_that_apply_to_it(
+    example: Definitions, queue: str, expected: set[str], composites: set[str]
+) -> None:
     assert _metrics_of(_monitors(example, "prod"), "prod", queue) == expected
+    assert _composites_of(example, "prod", queue) == composites
 
 
 def test_an_environment_can_disable_a_queue_and_a_metric(example: Definitions) -> None:
@@ -60,10 +75,10 @@ def test_an_environment_can_disable_a_queue_and_a_metric(example: Definitions) -
 
 def test_example_counts(example: Definitions) -> None:
     counts = {
-        env: (sum(r.kind == MONITOR for r in rs), sum(r.kind == DASHBOARD for r in rs))
+        env: tuple(sum(r.kind == kind for r in rs) for kind in (COMPOSITE, MONITOR, DASHBOARD))
         for env, rs in expand_all(example).items()
     }
-    assert counts == {"dev": (33, 1), "prod": (49, 1), "staging": (49, 1)}
+    assert counts == {"dev": (14, 73, 1), "prod": (17, 97, 1), "staging": (17, 97, 1)}
 
 
 def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) -> None:
