@@ -147,9 +147,10 @@ class _Expansion:
         metrics = {m.name: m for m in self.defs.metrics}
         for name in composite_refs(metric.composite or ""):
             other = metrics[name]
-            if applies(self.defs, other, queue, self.needs) and settings_for(
-                self.defs, self.env, queue, other, self.shared
-            )["enabled"]:
+            if (
+                applies(self.defs, other, queue, self.needs)
+                and settings_for(self.defs, self.env, queue, other, self.shared)["enabled"]
+            ):
                 continue
             raise metric.source.error(
                 ("composite",),
