@@ -335,11 +335,11 @@ def _fleet_queue(index: int) -> str:
 
 
 def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: FakeDatadog) -> None:
-    """2,000 monitors under about 10% faults: 5xx (some as a proxy's HTML page), answers lost after the write
+    """2,000 monitors and composites under about 10% faults: 5xx (some as a proxy's HTML page), answers lost after the write
     committed, answers slower than the client's timeout, writes that commit after the client gave up, and 429s.
     One run creates every monitor exactly once, and reports as failed only what really is not there."""
     queues = obs.definitions / "queues.yaml"
-    queues.write_text(queues.read_text() + "".join(_fleet_queue(i) for i in range(245)))
+    queues.write_text(queues.read_text() + "".join(_fleet_queue(i) for i in range(105)))
     theirs = dd.create_monitor({"name": "hand-made", "type": "query alert", "query": "avg(last_5m):avg:x{*} > 1"})
     before = dict(dd.monitors[theirs["id"]])
     faults = dd.faults
@@ -354,7 +354,7 @@ def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: Fak
     assert statuses[LOST_RESPONSE] and statuses[LATE_COMMIT] and statuses[TIMED_OUT] and statuses[429]
     live = keys(dd)
     assert [k for k, n in live.items() if n > 1] == [], obs.out[-3000:] + obs.err[-2000:]  # no duplicate after one run
-    failed = re.findall(r"^(?:failed|uncertain): create monitor ([^\s:]+)", obs.out, re.MULTILINE)
+    failed = re.findall(r"^(?:failed|uncertain): create (?:monitor|composite) ([^\s:]+)", obs.out, re.MULTILINE)
     assert [k for k in failed if k in live] == []  # a create reported failed is really not there
     assert code == (1 if failed else 0), obs.out[-2000:]
     plan = obs.plan()
