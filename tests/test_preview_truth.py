@@ -64,7 +64,8 @@ def test_a_move_to_another_datadog_site_says_the_old_monitors_keep_paging(repo: 
     (moved,) = warnings(out["json"], "site-move")
     assert moved["env"] == "prod"
     assert (
-        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 49 monitors obs made on " in moved["text"]
+        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 114 monitors obs made on "
+        in moved["text"]
     )
     assert "keep evaluating and paging until someone deletes them" in moved["text"]
     assert "keep evaluating and paging" in out["text"] and "keep evaluating and paging" in out["markdown"]
