@@ -21,7 +21,7 @@ DEFAULT_QUEUE = """
     description: Customer work that is not urgent (mail integration, scheduled and external triggers).
     slo_seconds: 300
     worker: {cluster: jobs, service: default-worker, min_tasks: 1, max_tasks: 20}
-    dlq: {name: default-dlq, max_receive_count: 3}
+    dlq: {name: default-dlq, max_receive_count: 3, retention_seconds: 1209600}
     topics:
       - {name: jobs-default}
     runbook: https://runbooks.example.com/jobs/default
