@@ -48,13 +48,14 @@ def test_deletions_the_sync_will_refuse_are_warned_per_environment(repo: Path, r
     out = outputs(run, repo)
     refused = warnings(out["json"], "mass-delete")
     assert [w["env"] for w in refused] == ["prod", "staging", "dev"]
-    prod = "the sync of prod will refuse to delete 17 of the 50 objects obs manages there (the limit is 10)"
-    assert prod in refused[0]["text"] and "--max-deletes 17" in refused[0]["text"]
+    prod = "the sync of prod will refuse to delete 38 of the 115 objects obs manages there (the limit is 12)"
+    assert prod in refused[0]["text"] and "--max-deletes 38" in refused[0]["text"]
     assert f"WARNING (prod): {prod}" in out["text"]
-    assert "> **prod**: the sync of prod will refuse to delete 17 of the 50 objects" in out["markdown"]
+    assert "> **prod**: the sync of prod will refuse to delete 38 of the 115 objects" in out["markdown"]
     assert "label obs-allow-deletes" in out["markdown"]
 
-    edit(repo, "queues.yaml", "queues:\n", "queues:" + LOW_QUEUE)  # one queue less is within every limit
+    edit(repo, "queues.yaml", "queues:\n", "queues:" + LOW_QUEUE + DEFAULT_QUEUE)
+    (repo / "monitors" / "retention_forecast.yaml").unlink()  # one monitor less is within every limit
     assert warnings(outputs(run, repo)["json"], "mass-delete") == []
 
 
@@ -117,9 +118,9 @@ def test_monitors_that_now_alert_nobody_are_warned(repo: Path, run: Run) -> None
     out = outputs(run, repo)
     (silent,) = warnings(out["json"], "alerts-nobody")
     assert silent["env"] == "prod"
-    assert silent["text"].startswith("27 monitors of prod that paged someone now alert nobody (prod/critical/age, ")
+    assert silent["text"].startswith("45 monitors of prod that paged someone now alert nobody (prod/critical/age, ")
     assert "page: [] notifies no one" in out["text"] and "now alert nobody" in out["markdown"]
-    assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (27 → 0) |" in out["markdown"]
+    assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (45 → 0) |" in out["markdown"]
 
 
 def own_code_repo(repo: Path, settings_edit: tuple[str, str] | None) -> None:
@@ -134,7 +135,7 @@ def own_code_repo(repo: Path, settings_edit: tuple[str, str] | None) -> None:
 
 
 def test_a_changed_default_in_obs_itself_shows_because_the_base_renders_with_its_own_code(repo: Path, run: Run) -> None:
-    own_code_repo(repo, ('"evaluation_delay": 900,', '"evaluation_delay": 600,'))
+    own_code_repo(repo, ('"crawler": 900,', '"crawler": 600,'))
     out = outputs(run, repo)
     assert "sync/expand/settings.py" in warnings(out["json"], "obs-code")[0]["text"]
     assert "the base was rendered by its own code" in out["text"]
@@ -150,7 +151,7 @@ def test_when_the_base_code_cannot_render_the_preview_says_it_cannot_show_the_co
     own_code_repo(
         repo, ("from __future__ import annotations", "raise SystemExit(3)\nfrom __future__ import annotations")
     )
-    edit(repo, "sync/expand/settings.py", '"evaluation_delay": 900,', '"evaluation_delay": 900,  # unchanged value')
+    edit(repo, "sync/expand/settings.py", '"crawler": 900,', '"crawler": 900,  # unchanged value')
     out = outputs(run, repo)
     for fmt in FORMATS:
         assert "this preview CANNOT show what the code change does" in out[fmt], fmt
