@@ -336,8 +336,9 @@ def _fleet_queue(index: int) -> str:
 
 def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: FakeDatadog) -> None:
     """2,000 monitors and composites under about 10% faults: 5xx (some as a proxy's HTML page), answers lost
-    after the write committed, answers slower than the client's timeout, writes that commit after the client gave up, and 429s.
-    One run creates every monitor exactly once, and reports as failed only what really is not there."""
+    after the write committed, answers slower than the client's timeout, writes that commit after the client
+    gave up, and 429s. One run creates every object exactly once, and reports as failed only what really is
+    not there."""
     queues = obs.definitions / "queues.yaml"
     queues.write_text(queues.read_text() + "".join(_fleet_queue(i) for i in range(105)))
     theirs = dd.create_monitor({"name": "hand-made", "type": "query alert", "query": "avg(last_5m):avg:x{*} > 1"})
