@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from sync.check import models
+from sync.core import placeholders
 from sync.core.kinds import COMPOSITE, DASHBOARD, MONITOR
 from sync.core.resources import Resource
 from sync.definitions.load import load
@@ -111,7 +112,7 @@ def test_monitors_alert_correctly(example: Definitions, env: str) -> None:
             assert below if comparator in (">", ">=") else not below, key
         assert "\n" not in body["query"], key
         assert body["type"] == "query alert"
-        assert options["evaluation_delay"] >= 900, f"{key}: CloudWatch metrics arrive late"
+        assert options["evaluation_delay"] >= 900, f"{key}: crawled CloudWatch metrics arrive late"
         assert options["require_full_window"] is False
         assert 1 <= body["priority"] <= 5
         tags = body["tags"]
@@ -119,6 +120,87 @@ def test_monitors_alert_correctly(example: Definitions, env: str) -> None:
         assert {"managed-by:obs", f"obs-key:{key}", f"env:{env}"} <= set(tags)
         assert f"in {env}" in body["message"] and f"[{env}]" in body["name"]
         assert "Runbook: https://" in body["message"]
+
+
+AS_COUNT_HEAD = re.compile(r"^(?:change\()?(avg|sum|max|min)\(")
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_every_query_is_scoped_and_evaluated_on_a_documented_path(example: Definitions, env: str) -> None:
+    """.as_count() only under sum; every AWS metric filtered by the environment's region."""
+    region = example.environment(env).region
+    for key, monitor in _monitors(example, env).items():
+        query = monitor.body["query"]
+        if ".as_count()" in query:
+            head = AS_COUNT_HEAD.match(query)
+            assert head and head.group(1) == "sum", key
+        selectors = re.findall(r"aws\.[a-z_.]+\{([^}]*)\}", query)
+        assert selectors and all(f"region:{region}" in s.split(",") for s in selectors), key
+
+
+def test_paging_in_flight_thresholds_are_reachable_by_the_fleet(example: Definitions) -> None:
+    """A receive returns at most 10 messages: a page above 10 receives' worth per task would never ring."""
+    queues = {q.name: q for q in example.queues}
+    paging = [
+        (key, m)
+        for key, m in _monitors(example, "prod").items()
+        if "approximate_number_of_messages_not_visible" in m.body["query"]
+        and "@pagerduty" in m.body["message"].split("{{#is_alert}}")[-1].split("{{/is_alert}}")[0]
+        and "visible" not in m.body["query"].replace("not_visible", "")
+    ]
+    assert {key.split("/")[2] for key, _ in paging} == {"in_flight_fleet"}
+    for key, monitor in paging:
+        worker = queues[key.split("/")[1]].worker
+        assert worker is not None
+        assert monitor.body["options"]["thresholds"]["critical"] <= 100 * worker.max_tasks, key
+
+
+def test_renotify_only_where_alerts_page(example: Definitions) -> None:
+    for resource in expand(example, "prod"):
+        if resource.kind == DASHBOARD:
+            continue
+        alert = resource.body["message"].split("{{#is_alert}}")[-1].split("{{/is_alert}}")[0]
+        pages = "{{#is_alert}}" in resource.body["message"] and "@pagerduty" in alert
+        assert ("renotify_interval" in resource.body["options"]) == pages, resource.key
+
+
+def test_monitors_over_metrics_that_go_silent_resolve_on_their_own(example: Definitions) -> None:
+    timeouts = {k.split("/", 1)[1]: m.body["options"].get("timeout_h") for k, m in _monitors(example, "prod").items()}
+    assert timeouts["critical/delivery_failures/jobs-critical"] == 1
+    for metric in ("age", "in_flight", "in_flight_fleet", "backlog_minutes", "backlog_floor", "retention_risk"):
+        assert timeouts[f"critical/{metric}"] == 2, metric
+    assert timeouts["critical/dlq"] is None, "a DLQ holding messages keeps reporting"
+
+
+def test_metric_streams_shorten_the_evaluation_delay(example_copy: Path) -> None:
+    staging = example_copy / "environments" / "staging.yaml"
+    staging.write_text(staging.read_text().replace("name: staging\n", "name: staging\nmetrics_source: streams\n"))
+    defs = load(example_copy)
+    delays = {r.key: r.body["options"]["evaluation_delay"] for r in expand(defs, "staging") if r.kind == MONITOR}
+    assert set(delays.values()) == {300}
+    assert {r.body["options"]["evaluation_delay"] for r in expand(defs, "prod") if r.kind == MONITOR} == {900}
+    # A metric's own delay still wins over the environment's source.
+    _set(example_copy, "monitors/worker_cpu.yaml", (), "evaluation_delay", 600)
+    delays = {
+        r.key: r.body["options"]["evaluation_delay"] for r in expand(load(example_copy), "staging") if r.kind == MONITOR
+    }
+    assert delays["staging/high/worker_cpu"] == 600 and delays["staging/high/age"] == 300
+
+
+def test_composites_combine_the_monitors_of_their_queue(example: Definitions) -> None:
+    composites = {r.key: r for r in expand(example, "prod") if r.kind == COMPOSITE}
+    stuck = composites["prod/low/consumers_stuck"].body
+    assert stuck["type"] == "composite"
+    assert stuck["query"] == "${monitor_id:prod/low/messages_waiting} && ${monitor_id:prod/low/deletes_none}"
+    assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in stuck["message"]
+    assert "thresholds" not in stuck["options"] and stuck["options"]["notify_no_data"] is False
+    assert {"managed-by:obs", "obs-key:prod/low/consumers_stuck", "metric:consumers_stuck"} <= set(stuck["tags"])
+    monitors = _monitors(example, "prod")
+    for resource in composites.values():
+        for _, key in placeholders.refs(resource.body["query"]):
+            assert key in monitors, f"{resource.key} names {key}, which is not a monitor"
+            if monitors[key].body["priority"] == 5:  # there only to be combined: it notifies no one itself
+                assert "{{#is_" not in monitors[key].body["message"], key
 
 
 def test_no_data_pages_only_where_workers_always_poll(example: Definitions) -> None:
