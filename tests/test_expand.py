@@ -138,6 +138,14 @@ def test_every_query_is_scoped_and_evaluated_on_a_documented_path(example: Defin
         assert selectors and all(f"region:{region}" in s.split(",") for s in selectors), key
 
 
+def test_a_declared_account_tag_scopes_every_aws_query(example_copy: Path) -> None:
+    prod = example_copy / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("region: us-east-1}", "region: us-east-1, account_tag: aws_account}"))
+    for key, monitor in _monitors(load(example_copy), "prod").items():
+        selectors = re.findall(r"aws\.[a-z_.]+\{([^}]*)\}", monitor.body["query"])
+        assert all("aws_account:111111111111" in s.split(",") for s in selectors), key
+
+
 def test_paging_in_flight_thresholds_are_reachable_by_the_fleet(example: Definitions) -> None:
     """A receive returns at most 10 messages: a page above 10 receives' worth per task would never ring."""
     queues = {q.name: q for q in example.queues}

@@ -274,4 +274,5 @@ def _environment(source: Source) -> Environment:
         source=source,
         renotify_audiences=tuple(data.get("renotify_audiences", ("page",))),
         metrics_source=data.get("metrics_source", "crawler"),
+        account_tag=data["aws"].get("account_tag"),
     )
