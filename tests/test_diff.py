@@ -46,7 +46,7 @@ LOW_QUEUE = """
     description: Jobs that may exceed 10 s (ledger export and import); capped workers instead of an SLO.
     retention_seconds: 1209600
     worker: {cluster: jobs, service: low-worker, min_tasks: 1, max_tasks: 5}
-    dlq: {name: low-dlq, max_receive_count: 3}
+    dlq: {name: low-dlq, max_receive_count: 3, retention_seconds: 1209600}
     topics:
       - {name: jobs-low}
     runbook: https://runbooks.example.com/jobs/low
@@ -172,17 +172,17 @@ def test_two_commits_and_the_working_tree(repo: Path, run: Run) -> None:
 
     code, out, _ = run(repo, "--base", "HEAD~1", "--head", "HEAD", "--detailed-exitcode")
     assert code == 2
-    assert out.endswith("Diff: 0 to create, 9 to update, 0 to delete, 170 unchanged.\n")
+    assert out.endswith("Diff: 0 to create, 9 to update, 0 to delete, 309 unchanged.\n")
     assert "prod/low/" not in out, "the uncommitted removal is not part of HEAD"
 
     code, out, _ = run(repo, "--base", "HEAD", "--detailed-exitcode")
     assert code == 2
-    assert out.endswith("Diff: 0 to create, 3 to update, 33 to delete, 143 unchanged.\n")
+    assert out.endswith("Diff: 0 to create, 3 to update, 52 to delete, 263 unchanged.\n")
 
     code, out, _ = run(repo, "--base", "HEAD", "--head", "HEAD", "--detailed-exitcode")
     assert code == 0
     assert "Who gets paged: no notification target added, removed or changed." in out
-    assert out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 179 unchanged.\n")
+    assert out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 318 unchanged.\n")
     assert run(repo, "--base", "HEAD~1", "--head", "HEAD")[0] == 0, "changes exit 0 without --detailed-exitcode"
 
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts} == before
@@ -204,7 +204,7 @@ def test_definitions_in_a_subfolder_of_the_repository(
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(definitions.relative_to(tmp_path), "--base", "HEAD", "--env", "dev", "--format", "json")
     assert code == 0
-    assert '"create": 12' in out  # 6 monitors, and 6 downtimes of dev's out-of-hours windows
+    assert '"create": 16' in out
 
 
 def test_a_moved_definitions_folder_is_found_with_base_definitions(repo: Path, run: Run) -> None:
@@ -216,7 +216,7 @@ def test_a_moved_definitions_folder_is_found_with_base_definitions(repo: Path, r
     code, _, err = run(moved, "--base", "HEAD~1")
     assert code == 1 and "has no queues.yaml in observability/" in err and "--base-definitions" in err
     code, out, _ = run(moved, "--base", "HEAD~1", "--base-definitions", ".", "--detailed-exitcode")
-    assert code == 0 and out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 179 unchanged.\n")
+    assert code == 0 and out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 318 unchanged.\n")
     code, _, err = run(moved, "--base", "HEAD~1", "--base-definitions", "../elsewhere")
     assert code == 1 and "is not a folder inside the repository" in err
 
@@ -228,9 +228,9 @@ def test_environments_only_in_one_revision_are_all_creates_or_all_deletes(repo: 
     code, out, _ = run(repo, "--base", "HEAD", "--format", "json")
     assert code == 0
     envs = {e["env"]: e["summary"] for e in json.loads(out)["environments"]}
-    assert envs["dev"] == {"create": 0, "update": 0, "delete": 68, "unchanged": 0}
-    assert envs["qa"] == {"create": 50, "update": 0, "delete": 0, "unchanged": 0}
-    assert envs["prod"]["unchanged"] == 61
+    assert envs["dev"] == {"create": 0, "update": 0, "delete": 88, "unchanged": 0}
+    assert envs["qa"] == {"create": 115, "update": 0, "delete": 0, "unchanged": 0}
+    assert envs["prod"]["unchanged"] == 115
 
     code, out, _ = run(repo, "--base", "HEAD", "--env", "prod", "--env", "qa")
     assert code == 0
@@ -281,7 +281,7 @@ def test_a_base_without_definitions_is_empty_and_the_preview_says_so(repo: Path,
         code, out, err = run(repo, "--base", "HEAD", "--format", fmt, "--detailed-exitcode")
         assert (code, err) == (2, "")
         assert said in out
-    assert "Diff: 179 to create, 0 to update, 0 to delete, 0 unchanged." in run(repo, "--base", "HEAD")[1]
+    assert "Diff: 318 to create, 0 to update, 0 to delete, 0 unchanged." in run(repo, "--base", "HEAD")[1]
 
 
 def test_a_revision_holds_only_the_files_load_reads_and_goes_away(repo: Path) -> None:
@@ -312,12 +312,12 @@ def test_head_that_fails_validation_fails_the_preview(repo: Path, run: Run) -> N
     edit(repo, "monitors/age.yaml", "priority: 2", "priority: 9")
     code, out, err = run(repo, "--base", "HEAD", "--format", "markdown")
     assert (code, out) == (1, "")
-    assert err.startswith("error: monitors/age.yaml:9: priority:"), err
+    assert err.startswith("error: monitors/age.yaml:13: priority:"), err
 
     commit(repo, "broken")
     code, _, err = run(repo, "--base", "HEAD~1", "--head", "HEAD")
     assert code == 1
-    assert err.startswith("error: the head revision 'HEAD' does not validate: fix it there\nmonitors/age.yaml:9:")
+    assert err.startswith("error: the head revision 'HEAD' does not validate: fix it there\nmonitors/age.yaml:13:")
 
 
 def test_base_that_does_not_load_names_the_revision(repo: Path, run: Run) -> None:
@@ -334,9 +334,9 @@ def test_many_changes_fit_one_comment_and_say_what_was_left_out() -> None:
     comment = (Path(__file__).parent / "golden" / "diff" / "many.md").read_text()
     assert comment.startswith(MARKER + "\n")
     assert size(comment) <= BUDGET < LIMIT
-    assert "| `prod` | 0 | 508 | 0 | 12 |" in comment
+    assert "| `prod` | 0 | 458 | 0 | 677 |" in comment
     assert (
-        "Left out to fit a pull-request comment: the 491 field changes of 442 updated resources; "
-        "the line diffs of 7 text fields." in comment
+        "Left out to fit a pull-request comment: the list of 19 changed resources in 2 queues; "
+        "the 284 field changes of 283 updated resources; the line diffs of 22 text fields." in comment
     )
     assert "`obs diff --base HEAD --env prod --format text` shows everything" in comment

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from sync.check import models
-from sync.core.kinds import DASHBOARD, MONITOR, SLO
+from sync.core import placeholders
+from sync.core.kinds import COMPOSITE, DASHBOARD, MONITOR, SLO
 from sync.core.resources import Resource
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
@@ -27,28 +28,43 @@ def _metrics_of(monitors: dict[str, Resource], env: str, queue: str) -> set[str]
     return {key.split("/")[2] for key in monitors if key.startswith(f"{env}/{queue}/")}
 
 
-ALL = {"age", "backlog_minutes", "delivery_failures", "depth", "dlq", "in_flight", "retention_risk", "worker_cpu"}
-ALL |= {"worker_memory"}
+def _composites_of(defs: Definitions, env: str, queue: str) -> set[str]:
+    return {r.key.split("/")[2] for r in expand(defs, env) if r.kind == COMPOSITE and r.queue == queue}
+
+
+ALL = {"delivery_failures", "dlq", "dlq_age", "dlq_arrivals", "in_flight", "in_flight_fleet", "retention_risk"}
+ALL |= {"worker_cpu", "worker_memory", "messages_waiting", "receive_without_delete"}
+ALWAYS_ON = {"backlog_floor", "backlog_minutes", "deletes_none", "depth"}  # queues whose workers never stop
+SHORT = ALL | ALWAYS_ON | {"age", "workers_at_max"}
 BURNS = {"slo-fast-burn", "slo-slow-burn"}  # the burn-rate alerts of a queue with slo_seconds
+FEATURE = ALL | {"age", "workers_at_max", "no_running_tasks", "tasks_short"}
 
 
 @pytest.mark.parametrize(
-    ("queue", "expected"),
+    ("queue", "expected", "composites"),
     [
         # Only critical's subscription declares a redrive DLQ.
-        ("critical", ALL | {"subscription_dlq"} | BURNS),
-        ("high", ALL | BURNS),
-        ("default", ALL | BURNS),
-        # Long jobs: no age SLO; backlog is measured against workers instead.
-        ("low", ALL - {"age"}),
-        # Feature queues idle at zero workers: no depth or drain-time alerts, age in hours.
-        ("introduction", ALL - {"depth", "backlog_minutes"}),
+        ("critical", SHORT | {"subscription_dlq"} | BURNS, {"backlog_draining", "consumers_stuck", "workers_capped"}),
+        ("high", SHORT | BURNS, {"backlog_draining", "consumers_stuck", "workers_capped"}),
+        ("default", SHORT | BURNS, {"backlog_draining", "consumers_stuck", "workers_capped"}),
+        # Long jobs: no age SLO (so no workers_capped); a forecast of retention instead.
+        ("low", ALL | ALWAYS_ON | {"retention_forecast"}, {"backlog_draining", "consumers_stuck"}),
+        # Feature queues idle at zero workers: no depth or drain-time alerts, age in hours, but a failed
+        # scale-out from zero pages within minutes.
+        ("introduction", FEATURE, {"scale_from_zero_failed", "workers_not_starting", "workers_capped"}),
         # No feeding topic, so no delivery-failure monitor.
-        ("reindexing", ALL - {"depth", "backlog_minutes", "delivery_failures"}),
+        (
+            "reindexing",
+            FEATURE - {"delivery_failures"},
+            {"scale_from_zero_failed", "workers_not_starting", "workers_capped"},
+        ),
     ],
 )
-def test_each_queue_gets_the_metrics_that_apply_to_it(example: Definitions, queue: str, expected: set[str]) -> None:
+def test_each_queue_gets_the_metrics_that_apply_to_it(
+    example: Definitions, queue: str, expected: set[str], composites: set[str]
+) -> None:
     assert _metrics_of(_monitors(example, "prod"), "prod", queue) == expected
+    assert _composites_of(example, "prod", queue) == composites
 
 
 def test_an_environment_can_disable_a_queue_and_a_metric(example: Definitions) -> None:
@@ -61,11 +77,11 @@ def test_an_environment_can_disable_a_queue_and_a_metric(example: Definitions) -
 
 def test_example_counts(example: Definitions) -> None:
     counts = {
-        env: (sum(r.kind == MONITOR for r in rs), sum(r.kind == DASHBOARD for r in rs), sum(r.kind == SLO for r in rs))
+        env: tuple(sum(r.kind == kind for r in rs) for kind in (COMPOSITE, MONITOR, DASHBOARD, SLO))
         for env, rs in expand_all(example).items()
     }
-    # Each of the three queues with slo_seconds: one SLO and two burn-rate monitors.
-    assert counts == {"dev": (39, 1, 3), "prod": (55, 1, 3), "staging": (55, 1, 3)}
+    # Each of the three queues with slo_seconds: one SLO and two burn-rate monitors (no SLOs in dev).
+    assert counts == {"dev": (14, 73, 1, 0), "prod": (17, 103, 1, 3), "staging": (17, 103, 1, 3)}
 
 
 def test_one_delivery_failure_monitor_per_feeding_topic(example: Definitions) -> None:
@@ -100,7 +116,7 @@ def test_monitors_alert_correctly(example: Definitions, env: str) -> None:
             assert below if comparator in (">", ">=") else not below, key
         assert "\n" not in body["query"], key
         assert body["type"] == "query alert"
-        assert options["evaluation_delay"] >= 900, f"{key}: CloudWatch metrics arrive late"
+        assert options["evaluation_delay"] >= 900, f"{key}: crawled CloudWatch metrics arrive late"
         assert options["require_full_window"] is False
         assert 1 <= body["priority"] <= 5
         tags = body["tags"]
@@ -108,6 +124,95 @@ def test_monitors_alert_correctly(example: Definitions, env: str) -> None:
         assert {"managed-by:obs", f"obs-key:{key}", f"env:{env}"} <= set(tags)
         assert f"in {env}" in body["message"] and f"[{env}]" in body["name"]
         assert "Runbook: https://" in body["message"]
+
+
+AS_COUNT_HEAD = re.compile(r"^(?:change\()?(avg|sum|max|min)\(")
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_every_query_is_scoped_and_evaluated_on_a_documented_path(example: Definitions, env: str) -> None:
+    """.as_count() only under sum; every AWS metric filtered by the environment's region."""
+    region = example.environment(env).region
+    for key, monitor in _monitors(example, env).items():
+        query = monitor.body["query"]
+        if ".as_count()" in query:
+            head = AS_COUNT_HEAD.match(query)
+            assert head and head.group(1) == "sum", key
+        selectors = re.findall(r"aws\.[a-z_.]+\{([^}]*)\}", query)
+        assert selectors and all(f"region:{region}" in s.split(",") for s in selectors), key
+
+
+def test_a_declared_account_tag_scopes_every_aws_query(example_copy: Path) -> None:
+    prod = example_copy / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("region: us-east-1}", "region: us-east-1, account_tag: aws_account}"))
+    for key, monitor in _monitors(load(example_copy), "prod").items():
+        selectors = re.findall(r"aws\.[a-z_.]+\{([^}]*)\}", monitor.body["query"])
+        assert all("aws_account:111111111111" in s.split(",") for s in selectors), key
+
+
+def test_paging_in_flight_thresholds_are_reachable_by_the_fleet(example: Definitions) -> None:
+    """A receive returns at most 10 messages: a page above 10 receives' worth per task would never ring."""
+    queues = {q.name: q for q in example.queues}
+    paging = [
+        (key, m)
+        for key, m in _monitors(example, "prod").items()
+        if "approximate_number_of_messages_not_visible" in m.body["query"]
+        and "@pagerduty" in m.body["message"].split("{{#is_alert}}")[-1].split("{{/is_alert}}")[0]
+        and "visible" not in m.body["query"].replace("not_visible", "")
+    ]
+    assert {key.split("/")[2] for key, _ in paging} == {"in_flight_fleet"}
+    for key, monitor in paging:
+        worker = queues[key.split("/")[1]].worker
+        assert worker is not None
+        assert monitor.body["options"]["thresholds"]["critical"] <= 100 * worker.max_tasks, key
+
+
+def test_renotify_only_where_alerts_page(example: Definitions) -> None:
+    for resource in expand(example, "prod"):
+        if resource.kind == DASHBOARD:
+            continue
+        alert = resource.body["message"].split("{{#is_alert}}")[-1].split("{{/is_alert}}")[0]
+        pages = "{{#is_alert}}" in resource.body["message"] and "@pagerduty" in alert
+        assert ("renotify_interval" in resource.body["options"]) == pages, resource.key
+
+
+def test_monitors_over_metrics_that_go_silent_resolve_on_their_own(example: Definitions) -> None:
+    timeouts = {k.split("/", 1)[1]: m.body["options"].get("timeout_h") for k, m in _monitors(example, "prod").items()}
+    assert timeouts["critical/delivery_failures/jobs-critical"] == 1
+    for metric in ("age", "in_flight", "in_flight_fleet", "backlog_minutes", "backlog_floor", "retention_risk"):
+        assert timeouts[f"critical/{metric}"] == 2, metric
+    assert timeouts["critical/dlq"] is None, "a DLQ holding messages keeps reporting"
+
+
+def test_metric_streams_shorten_the_evaluation_delay(example_copy: Path) -> None:
+    staging = example_copy / "environments" / "staging.yaml"
+    staging.write_text(staging.read_text().replace("name: staging\n", "name: staging\nmetrics_source: streams\n"))
+    defs = load(example_copy)
+    delays = {r.key: r.body["options"]["evaluation_delay"] for r in expand(defs, "staging") if r.kind == MONITOR}
+    assert set(delays.values()) == {300}
+    assert {r.body["options"]["evaluation_delay"] for r in expand(defs, "prod") if r.kind == MONITOR} == {900}
+    # A metric's own delay still wins over the environment's source.
+    _set(example_copy, "monitors/worker_cpu.yaml", (), "evaluation_delay", 600)
+    delays = {
+        r.key: r.body["options"]["evaluation_delay"] for r in expand(load(example_copy), "staging") if r.kind == MONITOR
+    }
+    assert delays["staging/high/worker_cpu"] == 600 and delays["staging/high/age"] == 300
+
+
+def test_composites_combine_the_monitors_of_their_queue(example: Definitions) -> None:
+    composites = {r.key: r for r in expand(example, "prod") if r.kind == COMPOSITE}
+    stuck = composites["prod/low/consumers_stuck"].body
+    assert stuck["type"] == "composite"
+    assert stuck["query"] == "${monitor_id:prod/low/messages_waiting} && ${monitor_id:prod/low/deletes_none}"
+    assert "{{#is_alert}}@pagerduty-jobs-platform{{/is_alert}}" in stuck["message"]
+    assert "thresholds" not in stuck["options"] and stuck["options"]["notify_no_data"] is False
+    assert {"managed-by:obs", "obs-key:prod/low/consumers_stuck", "metric:consumers_stuck"} <= set(stuck["tags"])
+    monitors = _monitors(example, "prod")
+    for resource in composites.values():
+        for _, key in placeholders.refs(resource.body["query"]):
+            assert key in monitors, f"{resource.key} names {key}, which is not a monitor"
+            if monitors[key].body["priority"] == 5:  # there only to be combined: it notifies no one itself
+                assert "{{#is_" not in monitors[key].body["message"], key
 
 
 def test_no_data_pages_only_where_workers_always_poll(example: Definitions) -> None:

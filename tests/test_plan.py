@@ -87,9 +87,15 @@ def test_a_tag_added_by_hand_is_drift() -> None:
 def test_plan_matches_by_key_and_leaves_unmanaged_alone(example: Definitions) -> None:
     desired = [r for r in expand(example, "prod") if r.kind == MONITOR][:3]
     same, changed, gone = desired
+    OTHER_PRIORITY = changed.body["priority"] % 5 + 1
     live = [
         Live(MONITOR, "1", same.key, _as_server_returns(dict(same.body))),
-        Live(MONITOR, "2", changed.key, {**_as_server_returns(dict(changed.body)), "priority": 5}),
+        Live(
+            MONITOR,
+            "2",
+            changed.key,
+            {**_as_server_returns(dict(changed.body)), "priority": OTHER_PRIORITY},
+        ),
         Live(MONITOR, "3", "prod/removed/age", {"name": "old"}),
         Live(MONITOR, "4", None, {"name": same.body["name"]}),
     ]
@@ -99,7 +105,7 @@ def test_plan_matches_by_key_and_leaves_unmanaged_alone(example: Definitions) ->
     assert [o.id for o in plan.unmanaged] == ["4"]
     assert plan.count() == {"create": 1, "update": 1, "delete": 1, "unchanged": 1, "unmanaged": 1}
     update = next(c for c in plan.changes if c.action == UPDATE)
-    assert update.fields == (FieldChange("priority", 5, changed.body["priority"]),)
+    assert update.fields == (FieldChange("priority", OTHER_PRIORITY, changed.body["priority"]),)
 
 
 def _live(key: str | None, monitor_id: str, body: dict[str, Any], created: str = "", type_: str = "") -> Live:

@@ -68,7 +68,7 @@ def test_a_field_only_the_base_has_is_a_change(example: Definitions) -> None:
     delete, update = plan.pending  # by key
     assert (update.action, update.key, update.id) == (UPDATE, "prod/low/dlq", None)
     assert update.fields == (
-        FieldChange("options.renotify_interval", 15, 60),
+        FieldChange("options.renotify_interval", 15, None),  # chat is not renotified
         FieldChange("options.thresholds.warning", 5, None),
     )
     assert (delete.action, delete.key, delete.queue, delete.id) == (DELETE, "prod/gone/age", "gone", None)

@@ -21,7 +21,7 @@ DEFAULT_QUEUE = """
     description: Customer work that is not urgent (mail integration, scheduled and external triggers).
     slo_seconds: 300
     worker: {cluster: jobs, service: default-worker, min_tasks: 1, max_tasks: 20}
-    dlq: {name: default-dlq, max_receive_count: 3}
+    dlq: {name: default-dlq, max_receive_count: 3, retention_seconds: 1209600}
     topics:
       - {name: jobs-default}
     runbook: https://runbooks.example.com/jobs/default
@@ -50,19 +50,15 @@ def test_deletions_the_sync_will_refuse_are_warned_per_environment(repo: Path, r
     out = outputs(run, repo)
     refused = warnings(out["json"], "mass-delete")
     assert [w["env"] for w in refused] == ["prod", "staging", "dev"]
-    # 17 monitors, and the 11 downtimes of the window that now mutes another queue
-    prod = "the sync of prod will refuse to delete 28 of the 61 objects obs manages there (the limit is 10)"
-    assert prod in refused[0]["text"] and "--max-deletes 28" in refused[0]["text"]
+    prod = "the sync of prod will refuse to delete 38 of the 115 objects obs manages there (the limit is 12)"
+    assert prod in refused[0]["text"] and "--max-deletes 38" in refused[0]["text"]
     assert f"WARNING (prod): {prod}" in out["text"]
-    assert "> **prod**: the sync of prod will refuse to delete 28 of the 61 objects" in out["markdown"]
+    assert "> **prod**: the sync of prod will refuse to delete 38 of the 115 objects" in out["markdown"]
     assert "label obs-allow-deletes" in out["markdown"]
 
     for name, text in originals.items():
         (repo / name).write_text(text)
-    # One queue less is within every limit (a queue no window names: in dev, its downtimes go too).
-    text = (repo / "queues.yaml").read_text()
-    start = text.index("  - name: introduction\n")
-    (repo / "queues.yaml").write_text(text[:start] + text[text.index("  - name: reindexing\n") :])
+    (repo / "monitors" / "retention_forecast.yaml").unlink()  # one monitor less is within every limit
     assert warnings(outputs(run, repo)["json"], "mass-delete") == []
 
 
@@ -72,7 +68,8 @@ def test_a_move_to_another_datadog_site_says_the_old_monitors_keep_paging(repo: 
     (moved,) = warnings(out["json"], "site-move")
     assert moved["env"] == "prod"
     assert (
-        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 55 monitors obs made on " in moved["text"]
+        "prod moves from Datadog site datadoghq.com to us5.datadoghq.com. The 114 monitors obs made on "
+        in moved["text"]
     )
     assert "keep evaluating and paging until someone deletes them" in moved["text"]
     assert "keep evaluating and paging" in out["text"] and "keep evaluating and paging" in out["markdown"]
@@ -125,10 +122,9 @@ def test_monitors_that_now_alert_nobody_are_warned(repo: Path, run: Run) -> None
     out = outputs(run, repo)
     (silent,) = warnings(out["json"], "alerts-nobody")
     assert silent["env"] == "prod"
-    expected = "27 monitors of prod that paged someone now alert nobody (prod/critical/backlog_minutes, "
-    assert silent["text"].startswith(expected)
+    assert silent["text"].startswith("45 monitors of prod that paged someone now alert nobody (prod/critical/age, ")
     assert "page: [] notifies no one" in out["text"] and "now alert nobody" in out["markdown"]
-    assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (27 → 0) |" in out["markdown"]
+    assert "| `prod` | alert | removed `@pagerduty-jobs-platform` (45 → 0) |" in out["markdown"]
 
 
 def own_code_repo(repo: Path, settings_edit: tuple[str, str] | None) -> None:
@@ -143,7 +139,7 @@ def own_code_repo(repo: Path, settings_edit: tuple[str, str] | None) -> None:
 
 
 def test_a_changed_default_in_obs_itself_shows_because_the_base_renders_with_its_own_code(repo: Path, run: Run) -> None:
-    own_code_repo(repo, ('"evaluation_delay": 900,', '"evaluation_delay": 600,'))
+    own_code_repo(repo, ('"crawler": 900,', '"crawler": 600,'))
     out = outputs(run, repo)
     assert "sync/expand/settings.py" in warnings(out["json"], "obs-code")[0]["text"]
     assert "the base was rendered by its own code" in out["text"]
@@ -159,7 +155,7 @@ def test_when_the_base_code_cannot_render_the_preview_says_it_cannot_show_the_co
     own_code_repo(
         repo, ("from __future__ import annotations", "raise SystemExit(3)\nfrom __future__ import annotations")
     )
-    edit(repo, "sync/expand/settings.py", '"evaluation_delay": 900,', '"evaluation_delay": 900,  # unchanged value')
+    edit(repo, "sync/expand/settings.py", '"crawler": 900,', '"crawler": 900,  # unchanged value')
     out = outputs(run, repo)
     for fmt in FORMATS:
         assert "this preview CANNOT show what the code change does" in out[fmt], fmt

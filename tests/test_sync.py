@@ -46,23 +46,55 @@ def changes(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 61 created, 0 updated, 0 deleted, 0 failed" in obs.out
-    assert len(dd.monitors) == 49 and len(dd.dashboards) == 1 and len(dd.downtimes) == 11
-    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 50
+    assert "Applied: 115 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert len(dd.monitors) == 97 + 17 and len(dd.dashboards) == 1 and len(dd.downtimes) == 11
+    assert len(dd.slos) == 3
+    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 115
 
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 61 unchanged, 0 unmanaged." in obs.out
-    # One monitor, one dashboard summary and one downtime page (short: the end), and the one dashboard.
-    assert dd.calls() == 4
-    assert "API calls: 4 (" in obs.err
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 115 unchanged, 0 unmanaged." in obs.out
+    # One SLO, one monitor (composites too), one dashboard summary and one downtime page (short: the end),
+    # and the one dashboard.
+    assert dd.calls() == 5
+    assert "API calls: 5 (" in obs.err
+
+
+def test_composites_are_written_after_the_monitors_they_combine_with_their_real_ids(obs: Obs, dd: FakeDatadog) -> None:
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    key_of = {i: found.group(1) for i, m in dd.monitors.items() for t in m["tags"] if (found := KEY.match(t))}
+    composites = {key_of[i]: m for i, m in dd.monitors.items() if m["type"] == "composite"}
+    assert len(composites) == 17
+    capped = composites["prod/critical/workers_capped"]["query"]
+    ids = [int(found) for found in re.findall(r"\d+", capped)]
+    assert capped == f"{ids[0]} && {ids[1]}" and "$" not in capped
+    assert [key_of[i] for i in ids] == ["prod/critical/workers_at_max", "prod/critical/age"]
+    assert all(dd.monitors[i]["type"] == "query alert" for i in ids)
+
+
+def test_removing_a_composite_and_a_monitor_it_uses_deletes_the_composite_first(obs: Obs, dd: FakeDatadog) -> None:
+    obs("sync", "--env", "prod")
+    (obs.definitions / "monitors" / "scale_from_zero_failed.yaml").unlink()
+    (obs.definitions / "monitors" / "no_running_tasks.yaml").unlink()
+    plan = obs.plan()
+    assert changes(plan) == {
+        f"prod/{queue}/{metric}": "delete"
+        for queue in ("introduction", "reindexing")
+        for metric in ("scale_from_zero_failed", "no_running_tasks")
+    }
+    # The API refuses to delete a monitor a composite still uses: the composite must go first.
+    assert obs("sync", "--env", "prod") == 0, obs.out + obs.err
+    assert "Applied: 0 created, 0 updated, 4 deleted, 0 failed" in obs.out
+    assert not any(k.endswith(("/scale_from_zero_failed", "/no_running_tasks")) for k in keys(dd))
+    assert changes(obs.plan()) == {}
 
 
 def test_the_plan_reads_monitors_a_thousand_per_call_not_one_per_monitor(obs: Obs, dd: FakeDatadog) -> None:
     obs("sync", "--env", "prod")
     dd.reset_log()
     obs.plan()
-    assert dd.calls("GET", "/api/v1/monitor") == 1  # 55 monitors: a short page, so no empty page after it
+    # 114 monitors and composites: a short page, so no empty page after it; both kinds share the read.
+    assert dd.calls("GET", "/api/v1/monitor") == 1
     assert dd.calls("GET", "/api/v1/dashboard/") == 1
 
 
@@ -145,7 +177,8 @@ def test_removing_a_queue_deletes_only_its_monitors_in_that_environment(obs: Obs
     deleted = {key for key, action in changes(plan).items() if action == "delete"}
     assert deleted == {key for key in before if key.startswith("prod/low/")} and deleted
     assert changes(plan).keys() - deleted == {"prod/oncall"}  # the dashboard no longer shows the queue
-    assert obs("sync", "--env", "prod") == 0, obs.out + obs.err
+    # A queue has more monitors and composites than the mass-delete guard lets go by default.
+    assert obs("sync", "--env", "prod", "--max-deletes", str(len(deleted))) == 0, obs.out + obs.err
     after = keys(dd)
     assert set(before) - set(after) == {k for k in before if k.startswith("prod/low/")}
     assert any(k.startswith("staging/low/") for k in after)
@@ -161,11 +194,11 @@ def test_the_mass_delete_guard_trips_and_nothing_is_deleted(obs: Obs, dd: FakeDa
     doomed = sum(key.split("/")[1] in ("default", "low", "introduction") for key in before)
     assert doomed > 10
     assert obs("sync", "--env", "prod") == 1
-    assert f"refusing to delete {doomed} of the 59 objects obs manages in 'prod' (the limit is 10)" in obs.err
+    assert f"refusing to delete {doomed} of the 115 objects obs manages in 'prod' (the limit is 12)" in obs.err
     assert "--allow-mass-delete" in obs.err
     assert keys(dd) == before
     assert obs("sync", "--env", "prod", "--max-deletes", str(doomed)) == 0
-    assert len(keys(dd)) == 59 - doomed
+    assert len(keys(dd)) == 115 - doomed
 
 
 def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
@@ -174,8 +207,8 @@ def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
     text = queues.read_text()
     queues.write_text(text[: text.index("  - name: introduction\n")] + text[text.index("  - name: reindexing\n") :])
     assert obs("sync", "--env", "prod", "--no-delete") == 0
-    assert "7 deletions skipped (--no-delete)." in obs.out
-    assert len(keys(dd)) == 59
+    assert "18 deletions skipped (--no-delete)." in obs.out
+    assert len(keys(dd)) == 115
 
 
 def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatadog) -> None:
@@ -190,7 +223,7 @@ def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatado
     prod.write_text(text + "dashboards: {oncall: {enabled: false}}\n")
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 1
     assert "error: the definitions expand to nothing in 'prod': refusing to sync" in obs.err
-    assert len(keys(dd)) == 59
+    assert len(keys(dd)) == 115
 
 
 def test_two_live_objects_with_one_key_are_repaired_keeping_the_older(obs: Obs, dd: FakeDatadog) -> None:
@@ -228,16 +261,16 @@ def test_adoption_keeps_the_ids_of_existing_monitors(obs: Obs, dd: FakeDatadog) 
     for monitor_id, name in handmade.items():
         assert dd.monitors[monitor_id]["name"] == name
         assert "managed-by:obs" in dd.monitors[monitor_id]["tags"]
-    assert len(dd.monitors) == 55 and all(n == 1 for n in keys(dd).values())
+    assert len(dd.monitors) == 114 and all(n == 1 for n in keys(dd).values())
     assert changes(obs.plan()) == {}
 
 
 def test_dry_run_validates_every_changed_monitor_and_writes_nothing(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod", "--dry-run") == 0, obs.out
-    assert "Dry run: 49 monitors valid, 0 invalid, by the API's validate endpoint" in obs.out
+    assert "Dry run: 97 monitors valid, 0 invalid, by the API's validate endpoint" in obs.out
     # The burn-rate monitors name SLOs that do not exist yet: the API cannot check them, and says so.
     assert "Not checked: 6 monitors whose query names an SLO the sync creates first" in obs.out
-    assert dd.calls("POST", "/api/v1/monitor/validate") == 49
+    assert dd.calls("POST", "/api/v1/monitor/validate") == 97  # composites name monitors not created yet
     assert dd.monitors == {} and dd.dashboards == {} and dd.slos == {}
     obs("sync", "--env", "prod")
     prod = obs.definitions / "environments" / "prod.yaml"
@@ -262,12 +295,14 @@ def test_wrong_keys_are_a_clear_error(obs: Obs, dd: FakeDatadog, monkeypatch: py
 
 def test_a_monitor_deleted_by_hand_is_created_again(obs: Obs, dd: FakeDatadog) -> None:
     obs("sync", "--env", "prod")
-    monitor_id = next(i for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
+    # One no composite uses: Datadog refuses to delete a monitor a composite references.
+    monitor_id = next(i for i, m in dd.monitors.items() if "obs-key:prod/critical/retention_risk" in m["tags"])
     dd.delete_monitor(monitor_id)
     prod = obs.definitions / "environments" / "prod.yaml"
     prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
     assert obs("sync", "--env", "prod") == 0
-    assert "Applied: 1 created, 48 updated, 0 deleted, 0 failed" in obs.out
+    # Renotify is set only where alerts page: 31 monitors and 14 composites.
+    assert "Applied: 1 created, 44 updated, 0 deleted, 0 failed" in obs.out
 
 
 def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeDatadog, example: Definitions) -> None:
@@ -277,16 +312,19 @@ def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeData
     desired = expand(load(obs.definitions), "prod")
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
         plan = reads.plan(client, "prod", desired)
-        gone = next(c for c in plan.pending if c.key == "prod/critical/age")
+        gone = next(c for c in plan.pending if c.key == "prod/critical/retention_risk")
         dd.delete_monitor(int(str(gone.id)))  # deleted by hand between the plan and the sync
         outcomes = apply.apply(plan, client)
     failed = [o for o in outcomes if not o.ok]
-    assert [o.change.key for o in failed] == ["prod/critical/age"]
+    assert [o.change.key for o in failed] == ["prod/critical/retention_risk"]
     assert "HTTP 404: Monitor not found" in failed[0].error
-    assert sum(o.ok for o in outcomes) == len(plan.pending) - 1 == 48
+    assert sum(o.ok for o in outcomes) == len(plan.pending) - 1 == 44
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
-    assert f"failed: update monitor prod/critical/age (id {gone.id}): PUT /api/v1/monitor/{{id}}: HTTP 404" in text
-    assert "Applied: 0 created, 48 updated, 0 deleted, 1 failed" in text
+    assert (
+        f"failed: update monitor prod/critical/retention_risk (id {gone.id}): PUT /api/v1/monitor/{{id}}: HTTP 404"
+        in text
+    )
+    assert "Applied: 0 created, 44 updated, 0 deleted, 1 failed" in text
     assert obs("sync", "--env", "prod") == 0  # the next sync creates it again
     assert "Applied: 1 created" in obs.out
 
@@ -302,7 +340,7 @@ def test_a_429_waits_for_the_reset_and_is_not_a_failure(obs: Obs, dd: FakeDatado
     dd.faults.throttle_rate, dd.faults.rate_period = 0.1, 1.0
     assert obs("sync", "--env", "prod", "--verbose") == 0, obs.out
     assert any(r.status == 429 for r in dd.log)
-    assert len(keys(dd)) == 59 and all(n == 1 for n in keys(dd).values())
+    assert len(keys(dd)) == 115 and all(n == 1 for n in keys(dd).values())
 
 
 def _fleet_queue(index: int) -> str:
@@ -318,11 +356,12 @@ def _fleet_queue(index: int) -> str:
 
 
 def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: FakeDatadog) -> None:
-    """2,000 monitors under about 10% faults: 5xx (some as a proxy's HTML page), answers lost after the write
-    committed, answers slower than the client's timeout, writes that commit after the client gave up, and 429s.
-    One run creates every monitor exactly once, and reports as failed only what really is not there."""
+    """2,000 monitors and composites under about 10% faults: 5xx (some as a proxy's HTML page), answers lost
+    after the write committed, answers slower than the client's timeout, writes that commit after the client
+    gave up, and 429s. One run creates every object exactly once, and reports as failed only what really is
+    not there."""
     queues = obs.definitions / "queues.yaml"
-    queues.write_text(queues.read_text() + "".join(_fleet_queue(i) for i in range(245)))
+    queues.write_text(queues.read_text() + "".join(_fleet_queue(i) for i in range(105)))
     theirs = dd.create_monitor({"name": "hand-made", "type": "query alert", "query": "avg(last_5m):avg:x{*} > 1"})
     before = dict(dd.monitors[theirs["id"]])
     faults = dd.faults
@@ -337,7 +376,7 @@ def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: Fak
     assert statuses[LOST_RESPONSE] and statuses[LATE_COMMIT] and statuses[TIMED_OUT] and statuses[429]
     live = keys(dd)
     assert [k for k, n in live.items() if n > 1] == [], obs.out[-3000:] + obs.err[-2000:]  # no duplicate after one run
-    failed = re.findall(r"^(?:failed|uncertain): create monitor ([^\s:]+)", obs.out, re.MULTILINE)
+    failed = re.findall(r"^(?:failed|uncertain): create (?:monitor|composite) ([^\s:]+)", obs.out, re.MULTILINE)
     assert [k for k in failed if k in live] == []  # a create reported failed is really not there
     assert code == (1 if failed else 0), "\n".join(line for line in obs.out.splitlines() if "failed" in line)
     plan = obs.plan()
@@ -381,7 +420,7 @@ def _synced_then_retyped(obs: Obs, dd: FakeDatadog) -> dict[str, Any]:
     """After a sync, prod/critical/age is a service check (as if made so by hand): obs must replace it."""
     obs("sync", "--env", "prod")
     old_id, old = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
-    dd.delete_monitor(old_id)
+    dd.delete_monitor(old_id, force=True)  # a composite uses it
     return dd.create_monitor(
         {
             "name": old["name"],
@@ -417,9 +456,14 @@ def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs:
     desired = expand(load(obs.definitions), "prod")
     with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
         plan = reads.plan(client, "prod", desired)
-        (outcome,) = apply.apply(plan, client)
+        outcomes = {o.change.key: o for o in apply.apply(plan, client)}
+    outcome = outcomes.pop("prod/critical/age")
     assert not outcome.ok and "502" in outcome.error
     assert stray["id"] in dd.monitors
+    # The composite over it points at the object that still carries the key, never at a placeholder.
+    (composite,) = outcomes.values()
+    assert composite.change.key == "prod/critical/workers_capped" and composite.ok
+    assert str(stray["id"]) in dd.monitors[int(str(composite.id))]["query"]
 
 
 def test_a_timeout_of_zero_is_a_usage_error_not_no_timeout(obs: Obs, dd: FakeDatadog) -> None:
@@ -464,7 +508,7 @@ def test_one_refusal_for_every_write_is_reported_a_few_times_not_once_a_monitor(
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
     assert text.count("failed: update monitor") == 3
     assert text.count("PUT /api/v1/monitor/{id}: HTTP 403: Forbidden") == 3
-    assert "failed: 46 more with the same error" in text and "49 failed" in text
+    assert "failed: 42 more with the same error" in text and "45 failed" in text
 
 
 def test_verbose_shows_the_calls_even_when_reading_fails(

@@ -15,6 +15,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +119,7 @@ class Datadog:
         self._attempts = attempts
         self._backoff = backoff
         self._lock = threading.Lock()
+        self._shared: dict[str | None, list[dict[str, Any]]] | None = None  # see shared_reads
         self.calls: Counter[str] = Counter()
         self.retried = 0
         self.throttled = 0
@@ -134,10 +136,28 @@ class Datadog:
     def managed_monitors(self, env: str | None) -> list[dict[str, Any]]:
         """Our monitors (of one environment), a thousand per call. The filter only saves calls: ownership is
         checked again on every object, so a looser server-side match can never make us touch a stranger."""
-        return list(self._monitor_pages(f"{MANAGED_TAG},env:{env}" if env else MANAGED_TAG))
+        return self._monitor_list(f"{MANAGED_TAG},env:{env}" if env else MANAGED_TAG)
 
     def all_monitors(self) -> list[dict[str, Any]]:
-        return list(self._monitor_pages(None))
+        return self._monitor_list(None)
+
+    @contextmanager
+    def shared_reads(self) -> Iterator[None]:
+        """Within, a monitor list read again is answered from the first read: monitors and composites come
+        from one endpoint, and each kind's reader asks for its own. Only for one plan's reads, never
+        across writes."""
+        self._shared = {}
+        try:
+            yield
+        finally:
+            self._shared = None
+
+    def _monitor_list(self, tags: str | None) -> list[dict[str, Any]]:
+        if self._shared is None:
+            return list(self._monitor_pages(tags))
+        if tags not in self._shared:
+            self._shared[tags] = list(self._monitor_pages(tags))
+        return self._shared[tags]
 
     def find_monitors(self, key_tag: str) -> list[dict[str, Any]]:
         return list(self._monitor_pages(key_tag))
@@ -229,7 +249,7 @@ class Datadog:
     def create(self, kind: Kind, body: Mapping[str, Any]) -> dict[str, Any]:
         label = f"POST {APIS[kind].path}"
         created: dict[str, Any] = self._send(
-            f"{kind.plural} write", label, self._call(kind, "create"), _wrapped(kind, body), repeatable=False
+            _group(kind, "write"), label, self._call(kind, "create"), _wrapped(kind, body), repeatable=False
         )
         if APIS[kind].envelope and isinstance(created, Mapping) and isinstance(created.get("data"), Mapping):
             created = _attributes(created["data"])
@@ -242,7 +262,7 @@ class Datadog:
         api = APIS[kind]
         label = f"{'PATCH' if api.envelope else 'PUT'} {api.path}/{{id}}"
         updated: dict[str, Any] = self._send(
-            f"{kind.plural} write", label, self._call(kind, api.update_verb), _id(kind, object_id),
+            _group(kind, "write"), label, self._call(kind, api.update_verb), _id(kind, object_id),
             _wrapped(kind, body, object_id),
         )  # fmt: skip
         if api.envelope and isinstance(updated, Mapping) and isinstance(updated.get("data"), Mapping):
@@ -253,7 +273,7 @@ class Datadog:
     def delete(self, kind: Kind, object_id: str) -> None:
         label = f"DELETE {APIS[kind].path}/{{id}}"
         try:
-            self._send(f"{kind.plural} write", label, self._call(kind, APIS[kind].delete_verb), _id(kind, object_id))
+            self._send(_group(kind, "write"), label, self._call(kind, APIS[kind].delete_verb), _id(kind, object_id))
         except RequestFailed as exc:
             if exc.status != 404:  # already gone, e.g. a retry after a lost response: the goal is met
                 raise
@@ -269,7 +289,7 @@ class Datadog:
     def validate(self, kind: Kind, body: Mapping[str, Any], object_id: str | None = None) -> list[str]:
         """The API's own verdict on a body, writing nothing: [] when valid, else its errors."""
         api = APIS[kind]
-        group = f"{kind.plural} validate"
+        group = _group(kind, "validate")
         try:
             if object_id is None:
                 self._send(group, f"POST {api.path}/validate", self._call(kind, "validate"), body)
@@ -365,6 +385,12 @@ def _unwrapped(kind: Kind, answer: Any) -> Any:
     if isinstance(data, list):
         return data[0] if len(data) == 1 else None
     return data
+
+
+def _group(kind: Kind, verb: str) -> str:
+    """The rate-limit budget a request draws on: the endpoint's, shared by the kinds it serves (composites
+    are monitors), so that pacing by one kind's headers accounts for the other's requests."""
+    return f"{APIS[kind].noun}s {verb}"
 
 
 def _id(kind: Kind, object_id: str) -> int | str:

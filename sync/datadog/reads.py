@@ -84,13 +84,14 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = Fa
     Dashboards: the summaries, then only the dashboards that carry a marker of this environment or share
     a title with one of ours.
     """
-    found = {kind: READERS[kind].listed(dd, env, desired, adopt) for kind in KINDS}
-    result = make_plan(env, desired, [obj for objs in found.values() for obj in objs], adopt=adopt)
-    wider = {c.kind for c in result.changes if c.action == CREATE and READERS[c.kind].wider is not None}
-    if adopt or not wider:
-        return result
-    for kind in sorted(wider, key=lambda k: k.order):
-        found[kind] = READERS[kind].wider(dd)  # type: ignore[misc]
+    with dd.shared_reads():  # monitors and composites: one endpoint, read once
+        found = {kind: READERS[kind].listed(dd, env, desired, adopt) for kind in KINDS}
+        result = make_plan(env, desired, [obj for objs in found.values() for obj in objs], adopt=adopt)
+        wider = {c.kind for c in result.changes if c.action == CREATE and READERS[c.kind].wider is not None}
+        if adopt or not wider:
+            return result
+        for kind in sorted(wider, key=lambda k: k.order):
+            found[kind] = READERS[kind].wider(dd)  # type: ignore[misc]
     return make_plan(env, desired, [obj for objs in found.values() for obj in objs])
 
 

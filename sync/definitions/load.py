@@ -338,4 +338,5 @@ def _environment(source: Source, now: datetime) -> Environment:
         metrics_source=data.get("metrics_source", "crawler"),
         maintenance=maintenance.windows(source, now),
         slo=data.get("slo", {}),
+        account_tag=data["aws"].get("account_tag"),
     )

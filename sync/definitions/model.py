@@ -166,6 +166,15 @@ class Environment:
     metrics_source: str = "crawler"
     maintenance: tuple[Window, ...] = ()
     slo: Mapping[str, Any] = field(default_factory=dict)  # SLO settings over every class's (sync.definitions.slo)
+    # The tag key Datadog gives AWS metrics for the account (check it in Metrics Summary), if declared.
+    account_tag: str | None = None
+
+    @property
+    def aws_scope(self) -> str:
+        """The tags that pin an AWS metric to this environment's region (and account, where its tag is
+        declared): same-named queues in another region or account would otherwise merge into one series."""
+        scope = f"region:{self.region}"
+        return f"{scope},{self.account_tag}:{self.account_id}" if self.account_tag else scope
 
     def name_of(self, kind: str, logical: str) -> str:
         pattern = self.naming.get(kind, DEFAULT_NAMING)

@@ -59,6 +59,9 @@ def check(defs: Definitions) -> None:
         _check_tags(src, ("tags",), env.tags)
         for kind, pattern in env.naming.items():
             _check_tokens(src, ("naming", kind), pattern, tokens.NAMING)
+        if "renotify_audiences" in src.data:  # the default, page, need not be declared: renotify is then off
+            for index, audience in enumerate(env.renotify_audiences):
+                _known_name(set(env.notify), audience, src, ("renotify_audiences", index), "audience", "notify")
         _check_layer(src, ("monitors",), env.monitors, None, defs, env)
         for name, settings in env.metrics.items():
             metric = _known(metrics, name, src, ("metrics", name), "metric")

@@ -22,6 +22,7 @@ MONITOR: Mapping[str, str | None] = {
     "queue_name": None,
     "region": None,
     "account_id": None,
+    "aws_scope": None,
     "retention_seconds": None,
     "in_flight_quota": None,
     "critical": None,

@@ -185,6 +185,7 @@ def token_values(
         "queue_name": placed.sqs_name,
         "region": env.region,
         "account_id": env.account_id,
+        "aws_scope": env.aws_scope,
         "retention_seconds": queue.retention_seconds,
         "in_flight_quota": queue.in_flight_quota,
     }

@@ -11,14 +11,13 @@ from sync.definitions.overlay import deep_merge
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
 
-# Defaults under every metric: AWS metrics are crawled from CloudWatch 10-20 minutes late.
+# Defaults under every metric; evaluation_delay comes from the environment's metrics source, just above.
 BUILTIN: Mapping[str, Any] = {
     "enabled": True,
     "priority": 3,
     "notify": {"alert": "none", "warning": "none", "no_data": "none"},
     "notify_no_data": False,
     "no_data_timeframe": 120,
-    "evaluation_delay": 900,
     "renotify_interval": 0,
     "require_full_window": False,
 }

@@ -169,9 +169,9 @@ class FakeDatadog:
             self._known_slos(body)
             return self._monitors.update(monitor_id, copy.deepcopy(body))
 
-    def delete_monitor(self, monitor_id: int) -> None:
+    def delete_monitor(self, monitor_id: int, *, force: bool = False) -> None:
         with self._lock:
-            self._monitors.delete(monitor_id)
+            self._monitors.delete(monitor_id, force=force)
 
     def create_slo(self, body: Body) -> Body:
         with self._lock:
