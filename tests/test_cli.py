@@ -22,8 +22,9 @@ from tests.conftest import ROOT
 def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "validate"]) == 0
     assert capsys.readouterr().out == (
-        "ok: 6 queues, 26 metrics, 3 environments (dev: 14 composites, 73 monitors, 1 dashboard, "
-        "prod: 17 composites, 97 monitors, 1 dashboard, staging: 17 composites, 97 monitors, 1 dashboard)\n"
+        "ok: 6 queues, 26 metrics, 10 scenarios, 3 environments (dev: 72 downtimes, 14 composites, 73 monitors, "
+        "1 dashboard, prod: 20 downtimes, 17 composites, 103 monitors, 1 dashboard, 3 slos, staging: 17 composites, "
+        "103 monitors, 1 dashboard, 3 slos)\n"
     )
 
 
@@ -40,8 +41,8 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
     assert main(["--definitions", str(ROOT), "render", "--env", "prod", "--out", str(tmp_path)]) == 0
     assert not stale.exists()
     body = json.loads((tmp_path / "monitors" / "prod.critical.age.json").read_text())
-    assert body["options"]["thresholds"]["critical"] == 30
-    assert len(list((tmp_path / "monitors").glob("*.json"))) == 97
+    assert body["options"]["thresholds"]["critical"] == 90  # three times the 30 s SLO
+    assert len(list((tmp_path / "monitors").glob("*.json"))) == 103
     assert len(list((tmp_path / "composites").glob("*.json"))) == 17
     assert [p.name for p in (tmp_path / "dashboards").iterdir()] == ["prod.oncall.json"]
     assert sorted(p.name for p in (tmp_path / "slos").iterdir()) == [
@@ -58,7 +59,7 @@ def test_render_without_env_writes_every_environment_or_nothing(
     counts = {
         env: len(list((tmp_path / "all" / env / "monitors").glob("*.json"))) for env in ("dev", "prod", "staging")
     }
-    assert counts == {"dev": 73, "prod": 97, "staging": 97}
+    assert counts == {"dev": 73, "prod": 103, "staging": 103}
     out = capsys.readouterr().out
     assert "${dashboard_id:KEY}" in out  # the placeholder in dashboard links is said, once
 
@@ -74,13 +75,13 @@ def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("Plan: 88 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert out.endswith("Plan: 160 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_plan_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "staging", "--offline", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["summary"]["create"] == 115
+    assert doc["summary"]["create"] == 124
     assert {c["action"] for c in doc["changes"]} == {"create"}
 
 
@@ -101,7 +102,7 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("Plan: 115 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert result.stdout.endswith("Plan: 144 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:

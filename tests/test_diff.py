@@ -72,9 +72,7 @@ def generated_queues(count: int) -> str:
 
 
 def threshold(repo: Path) -> None:
-    edit(
-        repo, "monitors/age.yaml", "thresholds: {critical: 1, warning: 0.5}", "thresholds: {critical: 1, warning: 0.75}"
-    )
+    edit(repo, "monitors/age.yaml", "thresholds: {critical: 3, warning: 1}", "thresholds: {critical: 3, warning: 1.5}")
 
 
 def new_queue(repo: Path) -> None:

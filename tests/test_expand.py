@@ -135,6 +135,8 @@ def test_every_query_is_scoped_and_evaluated_on_a_documented_path(example: Defin
     region = example.environment(env).region
     for key, monitor in _monitors(example, env).items():
         query = monitor.body["query"]
+        if monitor.body["type"] == "slo alert":
+            continue  # a burn rate reads its SLO, which is scoped like the monitors (tests/test_slos.py)
         if ".as_count()" in query:
             head = AS_COUNT_HEAD.match(query)
             assert head and head.group(1) == "sum", key
@@ -169,7 +171,7 @@ def test_paging_in_flight_thresholds_are_reachable_by_the_fleet(example: Definit
 
 def test_renotify_only_where_alerts_page(example: Definitions) -> None:
     for resource in expand(example, "prod"):
-        if resource.kind == DASHBOARD:
+        if not resource.kind.notifies:
             continue
         alert = resource.body["message"].split("{{#is_alert}}")[-1].split("{{/is_alert}}")[0]
         pages = "{{#is_alert}}" in resource.body["message"] and "@pagerduty" in alert
@@ -184,17 +186,22 @@ def test_monitors_over_metrics_that_go_silent_resolve_on_their_own(example: Defi
     assert timeouts["critical/dlq"] is None, "a DLQ holding messages keeps reporting"
 
 
+def _delayed(resource: Resource) -> bool:
+    """A metric monitor: burn-rate alerts read their SLO and have no evaluation delay of their own."""
+    return resource.kind == MONITOR and resource.body["type"] != "slo alert"
+
+
 def test_metric_streams_shorten_the_evaluation_delay(example_copy: Path) -> None:
     staging = example_copy / "environments" / "staging.yaml"
     staging.write_text(staging.read_text().replace("name: staging\n", "name: staging\nmetrics_source: streams\n"))
     defs = load(example_copy)
-    delays = {r.key: r.body["options"]["evaluation_delay"] for r in expand(defs, "staging") if r.kind == MONITOR}
+    delays = {r.key: r.body["options"]["evaluation_delay"] for r in expand(defs, "staging") if _delayed(r)}
     assert set(delays.values()) == {300}
-    assert {r.body["options"]["evaluation_delay"] for r in expand(defs, "prod") if r.kind == MONITOR} == {900}
+    assert {r.body["options"]["evaluation_delay"] for r in expand(defs, "prod") if _delayed(r)} == {900}
     # A metric's own delay still wins over the environment's source.
     _set(example_copy, "monitors/worker_cpu.yaml", (), "evaluation_delay", 600)
     delays = {
-        r.key: r.body["options"]["evaluation_delay"] for r in expand(load(example_copy), "staging") if r.kind == MONITOR
+        r.key: r.body["options"]["evaluation_delay"] for r in expand(load(example_copy), "staging") if _delayed(r)
     }
     assert delays["staging/high/worker_cpu"] == 600 and delays["staging/high/age"] == 300
 
@@ -227,8 +234,8 @@ def test_no_data_pages_only_where_workers_always_poll(example: Definitions) -> N
 
 def test_thresholds_follow_the_queue(example: Definitions) -> None:
     prod = _monitors(example, "prod")
-    assert prod["prod/critical/age"].body["options"]["thresholds"] == {"critical": 30, "warning": 15}
-    assert prod["prod/high/age"].body["options"]["thresholds"] == {"critical": 120, "warning": 60}
+    assert prod["prod/critical/age"].body["options"]["thresholds"] == {"critical": 90, "warning": 30}
+    assert prod["prod/high/age"].body["options"]["thresholds"] == {"critical": 360, "warning": 120}
     assert prod["prod/introduction/age"].body["options"]["thresholds"] == {"critical": 14400, "warning": 7200}
     assert prod["prod/reindexing/age"].body["options"]["thresholds"] == {"critical": 21600, "warning": 10800}
     assert prod["prod/low/retention_risk"].body["options"]["thresholds"] == {"critical": 967680, "warning": 604800}

@@ -74,7 +74,7 @@ def _slo_body(env: Environment, placed: PlacedQueue, settings: SloSettings, tags
                         {
                             "data_source": "metrics",
                             "name": "age",
-                            "query": f"max:{METRIC}{{queuename:{placed.sqs_name}}}",
+                            "query": f"max:{METRIC}{{queuename:{placed.sqs_name},{env.aws_scope}}}",
                         }
                     ],
                 },
@@ -134,6 +134,12 @@ def _burn_monitor(
         *env.tags,
         *queue.tags,
     }
+    options: dict[str, Any] = {
+        "thresholds": {"critical": threshold},
+        "notify_audit": False,
+        "include_tags": True,
+        "notify_no_data": False,
+    }
     body = {
         "name": f"[{env.name}] {queue.name}: {_BURN_TITLES[burn.name]}",
         "type": "slo alert",
@@ -141,13 +147,12 @@ def _burn_monitor(
         "message": "\n".join(lines),
         "tags": sorted(tags),
         "priority": burn.priority,
-        "options": {
-            "thresholds": {"critical": threshold},
-            "notify_audit": False,
-            "include_tags": True,
-            "notify_no_data": False,
-        },
+        "options": options,
     }
+    # Like a metric's page: the people on call are reminded of an open fast burn; a chat channel is not.
+    renotify = env.monitors.get("renotify_interval")
+    if who and renotify and burn.audience in env.renotify_audiences:
+        options["renotify_interval"] = renotify
     return Resource(MONITOR, key, body, env.name, queue.name)
 
 

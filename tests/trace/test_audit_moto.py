@@ -352,7 +352,7 @@ def test_plan_live_prints_the_settings_the_monitors_depend_on_before_the_plan(
         in err
     )
     assert "long-polling" not in err
-    assert "Plan: 4 to create" in out
+    assert "Plan: 10 to create" in out
 
 
 def test_plan_live_with_nothing_wrong_says_so(estate: Estate, capsys: pytest.CaptureFixture[str]) -> None:
