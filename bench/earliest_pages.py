@@ -1,0 +1,98 @@
+"""The earliest page after an incident, per metric and queue class, under each metrics source, from `obs test`.
+
+Runs the example's scenarios twice on a scratch copy of the definitions: as they are (the AWS integration's
+crawler), and with every environment on CloudWatch Metric Streams (`metrics_source: streams`) and every
+scenario's series collected that way. For each expectation that a monitor pages within a bound, it takes the
+minutes from the incident to the first page the model shows, and prints the fastest per metric and class as a
+Markdown table (the README's table comes from here). Expectations are not judged: under streams some bounds
+are looser than they need be, which is the point of the comparison.
+
+Run: .venv/bin/python bench/earliest_pages.py [--definitions DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sync.cli.app import main as obs
+
+_AFTER = re.compile(r"after minute (\d+)")
+Table = dict[tuple[str, str], int]
+
+
+def _scratch(definitions: Path, target: Path, source: str) -> None:
+    shutil.copytree(definitions, target, ignore=shutil.ignore_patterns(".*", "sync", "tests", "bench"))
+    if source == "crawler":
+        return
+    for path in (target / "environments").glob("*.yaml"):
+        doc = yaml.safe_load(path.read_text())
+        doc["metrics_source"] = source
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, width=10_000))
+    for path in (target / "scenarios").glob("*.yaml"):
+        doc = yaml.safe_load(path.read_text())
+        doc["collection"] = source
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, width=10_000))
+
+
+def _results(definitions: Path) -> list[dict[str, Any]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        obs(["--definitions", str(definitions), "test", "--format", "json"])
+    results: list[dict[str, Any]] = json.loads(out.getvalue())["results"]
+    return results
+
+
+def earliest(definitions: Path, classes: dict[str, str]) -> Table:
+    table: Table = {}
+    for result in _results(definitions):
+        queue = yaml.safe_load((definitions / result["file"]).read_text())["queue"]
+        for expectation in result["expectations"]:
+            page, after = expectation.get("first_page"), _AFTER.search(expectation.get("detail", ""))
+            if "pages within" not in expectation["expect"] or page is None or after is None:
+                continue
+            keys = expectation["keys"]
+            metric = (
+                keys[0].split("/")[2]
+                if len(keys) == 1
+                else "first of " + ", ".join(sorted(k.split("/")[2] for k in keys))
+            )
+            cell = (metric, classes[queue])
+            table[cell] = min(table.get(cell, 10**9), page - int(after.group(1)))
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--definitions", type=Path, default=Path(__file__).resolve().parent.parent)
+    args = parser.parse_args()
+    inventory = yaml.safe_load((args.definitions / "queues.yaml").read_text())
+    classes = {q["name"]: q["class"] for q in inventory["queues"]}
+    tables = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in ("crawler", "streams"):
+            scratch = Path(tmp) / source
+            _scratch(args.definitions, scratch, source)
+            tables[source] = earliest(scratch, classes)
+    print("| metric | class | crawler (min) | metric streams (min) |")
+    print("|---|---|---|---|")
+    for metric, cls in sorted(set(tables["crawler"]) | set(tables["streams"])):
+        cells = [str(tables[s].get((metric, cls), "-")) for s in ("crawler", "streams")]
+        print(f"| {metric} | {cls} | {cells[0]} | {cells[1]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
