@@ -7,7 +7,6 @@ import difflib
 from collections import Counter
 
 from sync.core.downtimes import schedule_words, selects
-from sync.core.kinds import MONITOR
 from sync.core.paging import routes, severity_order
 from sync.core.plan import CREATE, DELETE, UPDATE, Change, FieldChange, Plan
 
@@ -57,7 +56,7 @@ def silence_lines(plan: Plan) -> list[str]:
     """Maintenance windows the plan adds, moves or removes: which monitors each silences, and when.
     `window nightly-migrations silences 6 monitors of default (age, depth, ...) daily at 01:00 for 2 h,
     Europe/Berlin time`. Downtimes of one window and queue with one schedule share a line."""
-    monitors = [c for c in plan.changes if c.kind == MONITOR and c.action != DELETE and c.body is not None]
+    monitors = [c for c in plan.changes if c.kind.notifies and c.action != DELETE and c.body is not None]
     silenced: dict[tuple[str, str, str, str], list[str]] = {}  # (verb, window, queue, when) -> metrics
     for change in plan.pending:
         if change.kind.name != "downtime" or "/maintenance/" not in change.key:
