@@ -6,10 +6,11 @@ queue and muted metric, selecting `managed-by:obs`, `env:`, `queue:` and `metric
 monitors of that queue, never its DLQ or delivery-failure monitors, and never a monitor obs does not manage.
 
 The drain check. A downtime lasts the window plus the queue's drain grace (`drain_minutes`, else from the
-queue's class). When it expires with the monitor still alerting, Datadog notifies at once
-(`notify_end_types: expired`), and the muted monitors' messages carry a line naming the windows that mute
-them. So parked work that has not drained pages through the queue's own monitors, with the reason, and no
-separate monitor per window is needed (which would duplicate every threshold of the queue).
+queue's class) plus the time its metrics take to show the drain (SETTLE_MINUTES). When it expires with the
+monitor still alerting, Datadog notifies at once (`notify_end_types: expired`), and the muted monitors'
+messages carry a line naming the windows that mute them. So parked work that has not drained pages through the
+queue's own monitors, with the reason, and no separate monitor per window is needed (which would duplicate
+every threshold of the queue).
 
 Cost. Which windows mute which queue is worked out once per environment (windows x scoped queues), so a
 monitor looks its notes up in a dict instead of scanning every window.
@@ -36,13 +37,18 @@ from sync.expand.settings import Shared, settings_for
 PARKING_MUTES = ("age", "backlog_minutes", "depth", *BURN_ALERTS)  # parked work ages by design
 DRAIN_METRIC = "backlog_minutes"  # its critical threshold (minutes) is how long the class may take to drain
 DEFAULT_DRAIN_MINUTES = 60  # a queue whose class declares neither an SLO nor a drain threshold
+# How long after a queue drains its monitors still see it full: the latest arrival of a point (crawled 17 min,
+# streamed 5) plus the longest window of a muted monitor (15 min). A downtime that ends sooner notifies the
+# alert of a queue that has in fact drained: obs test showed it with scenarios/maintenance-parks-work.yaml.
+SETTLE_MINUTES = {"crawler": 17 + 15, "streams": 5 + 15}
 # Datadog's notification on expiry is what pages when parked work did not drain: see the module docstring.
 NOTIFY_END_STATES = ("alert", "no data", "warn")
 
 
 @dataclass(frozen=True)
 class Muting:
-    """One window's hold on one queue: the metrics it mutes there and the queue's grace to drain after it."""
+    """One window's hold on one queue: the metrics it mutes there and the queue's grace to drain after it
+    (and for its metrics to show it has: SETTLE_MINUTES)."""
 
     window: Window
     metrics: frozenset[str]
@@ -70,7 +76,7 @@ def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared
             grace = window.drain_minutes
             if grace is None:
                 grace = drain_minutes(defs, env, by_name[name], shared)
-            out.setdefault(name, []).append(Muting(window, metrics, grace))
+            out.setdefault(name, []).append(Muting(window, metrics, grace + SETTLE_MINUTES[env.metrics_source]))
     return {name: tuple(found) for name, found in out.items()}
 
 
@@ -144,7 +150,11 @@ def message(env: str, window: Window, queue: str, metric: str, grace: int, marke
     lines = [f"[{env}] maintenance {window.name}: {queue} {metric} muted"]
     if window.description:
         lines.append(window.description)
-    lines += [f"When: {_words(window)}, plus {grace} min for the queue to drain.", "", marker]
+    lines += [
+        f"When: {_words(window)}, plus {grace} min for the queue to drain and its metrics to show it.",
+        "",
+        marker,
+    ]
     return "\n".join(lines)
 
 
