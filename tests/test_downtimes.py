@@ -15,7 +15,7 @@ from sync.expand import maintenance
 from sync.expand.desired import expand
 
 from .conftest import Obs, Run
-from .fakedd import FakeDatadog
+from .fakedd import LOST_RESPONSE, FakeDatadog
 
 MARKER = "managed-by:obs obs-key:"
 
@@ -39,9 +39,9 @@ def changes(plan: dict[str, object]) -> dict[str, str]:
 
 def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 61 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert "Applied: 144 created, 0 updated, 0 deleted, 0 failed" in obs.out
     downtimes = live_downtimes(dd)
-    assert len(downtimes) == 18
+    assert len(downtimes) == 20
     age = downtimes["prod/default/age/maintenance/nightly-migrations"]
     assert age["monitor_identifier"] == {"monitor_tags": ["env:prod", "managed-by:obs", "metric:age", "queue:default"]}
     # The server filled in a recurrence start obs did not send (and shows a status and current_downtime).
@@ -50,7 +50,7 @@ def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: Fa
     assert not [k for k in downtimes if "/dlq/" in k or "delivery_failures" in k or "retention_risk" in k]
 
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 61 unchanged, 0 unmanaged." in obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 144 unchanged, 0 unmanaged." in obs.out
 
 
 def test_a_hand_made_downtime_is_never_touched(obs: Obs, dd: FakeDatadog) -> None:
@@ -71,16 +71,16 @@ def test_a_removed_window_is_canceled_and_a_changed_one_updated(obs: Obs, dd: Fa
     plan = obs.plan()
     assert set(changes(plan).values()) == {"update"}
     updated = [c for c in plan["changes"] if c["action"] == "update" and c["kind"] == "downtime"]
-    assert len(updated) == 18
+    assert len(updated) == 20
     assert obs("sync", "--env", "prod") == 0, obs.err
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
 
     prod.write_text(text[: text.index("# Nightly database migrations")])
     plan = obs.plan()
     deleted = {k for k, a in changes(plan).items() if a == "delete"}
-    assert len(deleted) == 18 and all("/maintenance/" in k for k in deleted)
+    assert len(deleted) == 20 and all("/maintenance/" in k for k in deleted)
     assert obs("sync", "--env", "prod") == 1  # the mass-delete guard counts downtimes like monitors
-    assert "refusing to delete 11 of the 61 objects" in obs.err
+    assert "refusing to delete 20 of the 144 objects" in obs.err
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 0, obs.err
     assert live_downtimes(dd) == {}
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
@@ -100,11 +100,13 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     code = obs("maintenance", "start", "--env", "prod", "--queue", "high", "--for", "2h", "--reason", "disk swap")
     assert code == 0, obs.err
     started = {k: v for k, v in live_downtimes(dd).items() if "/maintenance/" not in k}
-    assert len(started) == 7  # age, backlog, depth, in-flight, CPU, memory and workers capped of `high`
+    # Age, drain time, depth, in-flight (per queue and fleet), CPU, memory, the composites backlog draining,
+    # consumers stuck and workers capped, and the two SLO burn alerts of `high`.
+    assert len(started) == 12
     assert all("disk swap" in str(a["message"]) for a in started.values())
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert len(live_downtimes(dd)) == 18 + 7
+    assert len(live_downtimes(dd)) == 20 + 12
 
     # Global options are accepted after a subcommand's action too.
     assert obs("maintenance", "list", "--env", "prod", "--definitions", str(obs.definitions)) == 0, obs.err
@@ -112,8 +114,8 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     assert "1 h 59 min left" in obs.out or "2 h left" in obs.out
 
     assert obs("maintenance", "end", "--env", "prod", "--queue", "high") == 0, obs.err
-    assert "ended 7 ad-hoc downtimes" in obs.out
-    assert len(live_downtimes(dd)) == 18
+    assert "ended 12 ad-hoc downtimes" in obs.out
+    assert len(live_downtimes(dd)) == 20
 
 
 def test_maintenance_refuses_an_unknown_queue(obs: Obs, dd: FakeDatadog) -> None:
@@ -148,9 +150,10 @@ def test_diff_of_a_change_that_adds_a_window_says_what_it_silences_and_when(repo
     assert (code, err) == (2, "")
     assert "+ downtime staging/introduction/age/maintenance/reindex-freeze" in out
     assert "Who stops being paged, and when (maintenance windows):" in out
+    # 90 min, 45 to drain and 32 for the crawled metrics to show it.
     assert (
         "staging: window reindex-freeze silences 1 monitor of introduction (age): "
-        "on Sun at 03:30 for 2 h 15 min, America/New_York time"
+        "on Sun at 03:30 for 2 h 47 min, America/New_York time"
     ) in out
     # Feature queues have no depth monitor: the window mutes only what exists; the muted monitor says so.
     assert "introduction/depth/maintenance" not in out
@@ -234,8 +237,9 @@ def test_one_time_windows_are_checked_against_the_time_they_are_loaded(example_c
     defs = load(example_copy, now=datetime(2027, 1, 1, tzinfo=UTC))
     resources = expand(defs, "staging")
     (depth,) = [r for r in resources if r.key == "staging/low/depth/maintenance/upgrade"]
-    # The downtime lasts the window plus the long class's drain time (its backlog threshold: 240 min).
-    assert depth.body["schedule"] == {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:00:00+00:00"}
+    # The downtime lasts the window plus the long class's drain time (its backlog threshold: 240 min), plus
+    # 32 min for the crawled metrics to show the drain.
+    assert depth.body["schedule"] == {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:32:00+00:00"}
     with pytest.raises(ObsError, match="starts in the past"):
         load(example_copy, now=datetime(2027, 1, 10, 2, tzinfo=UTC))
 
@@ -251,7 +255,7 @@ def test_mute_records_for_an_evaluation(example: Definitions) -> None:
         (
             datetime(2027, 3, 1, 0, tzinfo=UTC),
             datetime(2027, 3, 1, 2, tzinfo=UTC),
-            datetime(2027, 3, 1, 2, 30, tzinfo=UTC),
+            datetime(2027, 3, 1, 3, 2, tzinfo=UTC),  # 30 min to drain, 32 for the metrics to show it
         )
     ]
     assert not [r for r in records if "metric:dlq" in r.monitor_tags]
@@ -296,9 +300,17 @@ def test_a_thousand_queues_expand_fast(tmp_path: Path, example_copy: Path) -> No
 
 def test_lost_answers_to_downtime_writes_converge_in_one_run(obs: Obs, dd: FakeDatadog) -> None:
     """Creates whose answers were lost are looked up by key, and duplicates removed, one key at a time."""
+    # The monitors first, without faults: the faults then fall on the window's writes (its 20 downtimes and
+    # the drain notes of the monitors they mute), not on a hundred monitor creates.
+    prod = obs.definitions / "environments" / "prod.yaml"
+    text = prod.read_text()
+    prod.write_text(text[: text.index("# Nightly database migrations")])
+    assert obs("sync", "--env", "prod") == 0, obs.out + obs.err
+    prod.write_text(text)
     dd.faults.lost_response_rate, dd.faults.error_rate = 0.3, 0.1
     assert obs("sync", "--env", "prod", "--timeout", "2") == 0, obs.out + obs.err
     dd.faults.lost_response_rate = dd.faults.error_rate = 0.0
+    assert any(r.status == LOST_RESPONSE and r.path.startswith("/api/v2/downtime") for r in dd.log)
     assert sorted(k for k in live_downtimes(dd) if "/maintenance/" in k) == sorted(
         r.key for r in expand(load(obs.definitions), "prod") if r.kind.name == "downtime"
     )

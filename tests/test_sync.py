@@ -46,14 +46,15 @@ def changes(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 115 created, 0 updated, 0 deleted, 0 failed" in obs.out
-    assert len(dd.monitors) == 97 + 17 and len(dd.dashboards) == 1 and len(dd.downtimes) == 11
+    assert "Applied: 144 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    # 97 query monitors and 6 SLO burn-rate monitors, 17 composites; 3 SLOs, 1 dashboard and 20 downtimes.
+    assert len(dd.monitors) == 103 + 17 and len(dd.dashboards) == 1 and len(dd.downtimes) == 20
     assert len(dd.slos) == 3
-    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 115
+    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 124  # downtimes carry no key tag
 
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 115 unchanged, 0 unmanaged." in obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 144 unchanged, 0 unmanaged." in obs.out
     # One SLO, one monitor (composites too), one dashboard summary and one downtime page (short: the end),
     # and the one dashboard.
     assert dd.calls() == 5
@@ -74,18 +75,18 @@ def test_composites_are_written_after_the_monitors_they_combine_with_their_real_
 
 def test_removing_a_composite_and_a_monitor_it_uses_deletes_the_composite_first(obs: Obs, dd: FakeDatadog) -> None:
     obs("sync", "--env", "prod")
-    (obs.definitions / "monitors" / "scale_from_zero_failed.yaml").unlink()
-    (obs.definitions / "monitors" / "no_running_tasks.yaml").unlink()
+    # no_running_tasks is half of two composites: both go with it.
+    gone = ("scale_from_zero_failed", "workers_not_starting", "no_running_tasks")
+    for metric in gone:
+        (obs.definitions / "monitors" / f"{metric}.yaml").unlink()
     plan = obs.plan()
     assert changes(plan) == {
-        f"prod/{queue}/{metric}": "delete"
-        for queue in ("introduction", "reindexing")
-        for metric in ("scale_from_zero_failed", "no_running_tasks")
+        f"prod/{queue}/{metric}": "delete" for queue in ("introduction", "reindexing") for metric in gone
     }
-    # The API refuses to delete a monitor a composite still uses: the composite must go first.
+    # The API refuses to delete a monitor a composite still uses: the composites must go first.
     assert obs("sync", "--env", "prod") == 0, obs.out + obs.err
-    assert "Applied: 0 created, 0 updated, 4 deleted, 0 failed" in obs.out
-    assert not any(k.endswith(("/scale_from_zero_failed", "/no_running_tasks")) for k in keys(dd))
+    assert "Applied: 0 created, 0 updated, 6 deleted, 0 failed" in obs.out
+    assert not any(k.endswith(tuple(f"/{metric}" for metric in gone)) for k in keys(dd))
     assert changes(obs.plan()) == {}
 
 
@@ -93,7 +94,7 @@ def test_the_plan_reads_monitors_a_thousand_per_call_not_one_per_monitor(obs: Ob
     obs("sync", "--env", "prod")
     dd.reset_log()
     obs.plan()
-    # 114 monitors and composites: a short page, so no empty page after it; both kinds share the read.
+    # 120 monitors and composites: a short page, so no empty page after it; both kinds share the read.
     assert dd.calls("GET", "/api/v1/monitor") == 1
     assert dd.calls("GET", "/api/v1/dashboard/") == 1
 
@@ -118,9 +119,10 @@ def test_a_threshold_changed_in_yaml_shows_exactly_that_change(obs: Obs, dd: Fak
 def test_an_edit_in_the_ui_is_drift_and_the_next_sync_reverts_it(obs: Obs, dd: FakeDatadog) -> None:
     obs("sync", "--env", "prod")
     monitor_id, monitor = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
-    # Someone raises the threshold by hand; a PUT from the UI replaces options, so they send them all.
-    options = {**monitor["options"], "thresholds": {"critical": 90.0, "warning": 15.0}, "renotify_interval": 0}
-    dd.update_monitor(monitor_id, {"query": monitor["query"].replace("> 30", "> 90"), "options": options})
+    # Someone raises the threshold by hand and renotifies the chat alert; a PUT from the UI replaces options,
+    # so they send them all.
+    options = {**monitor["options"], "thresholds": {"critical": 180.0, "warning": 30.0}, "renotify_interval": 30}
+    dd.update_monitor(monitor_id, {"query": monitor["query"].replace("> 90", "> 180"), "options": options})
     plan = obs.plan()
     assert changes(plan) == {"prod/critical/age": "update"}
     (change,) = [c for c in plan["changes"] if c["action"] == "update"]
@@ -130,8 +132,8 @@ def test_an_edit_in_the_ui_is_drift_and_the_next_sync_reverts_it(obs: Obs, dd: F
         "query",
     }
     assert obs("sync", "--env", "prod") == 0
-    assert dd.monitors[monitor_id]["options"]["thresholds"]["critical"] == 30.0
-    assert dd.monitors[monitor_id]["options"]["renotify_interval"] == 60
+    assert dd.monitors[monitor_id]["options"]["thresholds"]["critical"] == 90.0
+    assert "renotify_interval" not in dd.monitors[monitor_id]["options"]  # it goes to chat: no renotify
     assert changes(obs.plan()) == {}
 
 
@@ -139,7 +141,7 @@ def test_options_are_sent_complete_on_update(obs: Obs, dd: FakeDatadog) -> None:
     """The server replaces options wholesale: an update that sent only the changed key would drop the rest."""
     obs("sync", "--env", "prod")
     monitor_id = next(i for i, m in dd.monitors.items() if "obs-key:prod/critical/age" in m["tags"])
-    dd.update_monitor(monitor_id, {"options": {"thresholds": {"critical": 30}}})  # the rest of options is gone
+    dd.update_monitor(monitor_id, {"options": {"thresholds": {"critical": 90}}})  # the rest of options is gone
     obs("sync", "--env", "prod")
     assert dd.monitors[monitor_id]["options"]["evaluation_delay"] == 900
     assert changes(obs.plan()) == {}
@@ -194,11 +196,11 @@ def test_the_mass_delete_guard_trips_and_nothing_is_deleted(obs: Obs, dd: FakeDa
     doomed = sum(key.split("/")[1] in ("default", "low", "introduction") for key in before)
     assert doomed > 10
     assert obs("sync", "--env", "prod") == 1
-    assert f"refusing to delete {doomed} of the 115 objects obs manages in 'prod' (the limit is 12)" in obs.err
+    assert f"refusing to delete {doomed} of the 124 objects obs manages in 'prod' (the limit is 13)" in obs.err
     assert "--allow-mass-delete" in obs.err
     assert keys(dd) == before
     assert obs("sync", "--env", "prod", "--max-deletes", str(doomed)) == 0
-    assert len(keys(dd)) == 115 - doomed
+    assert len(keys(dd)) == 124 - doomed
 
 
 def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
@@ -208,7 +210,7 @@ def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
     queues.write_text(text[: text.index("  - name: introduction\n")] + text[text.index("  - name: reindexing\n") :])
     assert obs("sync", "--env", "prod", "--no-delete") == 0
     assert "18 deletions skipped (--no-delete)." in obs.out
-    assert len(keys(dd)) == 115
+    assert len(keys(dd)) == 124
 
 
 def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatadog) -> None:
@@ -223,7 +225,7 @@ def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatado
     prod.write_text(text + "dashboards: {oncall: {enabled: false}}\n")
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 1
     assert "error: the definitions expand to nothing in 'prod': refusing to sync" in obs.err
-    assert len(keys(dd)) == 115
+    assert len(keys(dd)) == 124
 
 
 def test_two_live_objects_with_one_key_are_repaired_keeping_the_older(obs: Obs, dd: FakeDatadog) -> None:
@@ -261,7 +263,7 @@ def test_adoption_keeps_the_ids_of_existing_monitors(obs: Obs, dd: FakeDatadog) 
     for monitor_id, name in handmade.items():
         assert dd.monitors[monitor_id]["name"] == name
         assert "managed-by:obs" in dd.monitors[monitor_id]["tags"]
-    assert len(dd.monitors) == 114 and all(n == 1 for n in keys(dd).values())
+    assert len(dd.monitors) == 120 and all(n == 1 for n in keys(dd).values())
     assert changes(obs.plan()) == {}
 
 
@@ -301,8 +303,8 @@ def test_a_monitor_deleted_by_hand_is_created_again(obs: Obs, dd: FakeDatadog) -
     prod = obs.definitions / "environments" / "prod.yaml"
     prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
     assert obs("sync", "--env", "prod") == 0
-    # Renotify is set only where alerts page: 31 monitors and 14 composites.
-    assert "Applied: 1 created, 44 updated, 0 deleted, 0 failed" in obs.out
+    # Renotify is set only where alerts page: 33 monitors, 3 fast-burn SLO monitors and 13 composites.
+    assert "Applied: 1 created, 48 updated, 0 deleted, 0 failed" in obs.out
 
 
 def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeDatadog, example: Definitions) -> None:
@@ -318,13 +320,13 @@ def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeData
     failed = [o for o in outcomes if not o.ok]
     assert [o.change.key for o in failed] == ["prod/critical/retention_risk"]
     assert "HTTP 404: Monitor not found" in failed[0].error
-    assert sum(o.ok for o in outcomes) == len(plan.pending) - 1 == 44
+    assert sum(o.ok for o in outcomes) == len(plan.pending) - 1 == 48
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
     assert (
         f"failed: update monitor prod/critical/retention_risk (id {gone.id}): PUT /api/v1/monitor/{{id}}: HTTP 404"
         in text
     )
-    assert "Applied: 0 created, 44 updated, 0 deleted, 1 failed" in text
+    assert "Applied: 0 created, 48 updated, 0 deleted, 1 failed" in text
     assert obs("sync", "--env", "prod") == 0  # the next sync creates it again
     assert "Applied: 1 created" in obs.out
 
@@ -340,7 +342,7 @@ def test_a_429_waits_for_the_reset_and_is_not_a_failure(obs: Obs, dd: FakeDatado
     dd.faults.throttle_rate, dd.faults.rate_period = 0.1, 1.0
     assert obs("sync", "--env", "prod", "--verbose") == 0, obs.out
     assert any(r.status == 429 for r in dd.log)
-    assert len(keys(dd)) == 115 and all(n == 1 for n in keys(dd).values())
+    assert len(keys(dd)) == 124 and all(n == 1 for n in keys(dd).values())
 
 
 def _fleet_queue(index: int) -> str:
@@ -508,7 +510,7 @@ def test_one_refusal_for_every_write_is_reported_a_few_times_not_once_a_monitor(
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
     assert text.count("failed: update monitor") == 3
     assert text.count("PUT /api/v1/monitor/{id}: HTTP 403: Forbidden") == 3
-    assert "failed: 42 more with the same error" in text and "45 failed" in text
+    assert "failed: 46 more with the same error" in text and "49 failed" in text
 
 
 def test_verbose_shows_the_calls_even_when_reading_fails(
@@ -517,3 +519,31 @@ def test_verbose_shows_the_calls_even_when_reading_fails(
     monkeypatch.setenv("DD_APP_KEY", "not-the-application-key")
     assert obs("plan", "--env", "prod", "--verbose") == 1
     assert "could not read the live org" in obs.err and "API calls: 1 (GET /api/v1/slo 1)" in obs.err
+
+
+class _LastCreateOfAgeLosesItsAnswer(Datadog):
+    """prod/critical/age: two creates fail uncommitted (a 502), the third commits and its answer is lost."""
+
+    tries = 0
+
+    def create(self, kind: Kind, body: Mapping[str, Any]) -> dict[str, Any]:
+        if "obs-key:prod/critical/age" not in body.get("tags", []):
+            return super().create(kind, body)
+        self.tries += 1
+        if self.tries == 3:
+            super().create(kind, body)
+        raise RequestFailed(f"POST /api/v1/{kind}", "HTTP 502: Bad Gateway", 502, ambiguous=True)
+
+
+def test_a_monitor_whose_last_create_lost_its_answer_is_found_before_its_composite(obs: Obs, dd: FakeDatadog) -> None:
+    """The composite over it is written with its ID, not failed for want of one while the sync settles."""
+    desired = expand(load(obs.definitions), "prod")
+    where = endpoint(os.environ, "datadoghq.com", "prod")
+    with closing(_LastCreateOfAgeLosesItsAnswer(where, timeout=1.0, backoff=0.01)) as client:  # a short settle
+        plan = reads.plan(client, "prod", desired)
+        outcomes = {o.change.key: o for o in apply.apply(plan, client)}
+    assert [key for key, o in outcomes.items() if not o.ok] == []
+    age, capped = outcomes["prod/critical/age"], outcomes["prod/critical/workers_capped"]
+    assert "found it committed, by key" in age.note
+    assert str(age.id) in dd.monitors[int(str(capped.id))]["query"]
+    assert keys(dd)["prod/critical/age"] == 1

@@ -16,7 +16,7 @@ from sync.cli import live
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import checked
 from sync.core.downtimes import minutes_of, schedule_words
-from sync.core.kinds import DOWNTIME, MONITOR
+from sync.core.kinds import DOWNTIME
 from sync.core.resources import Resource
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.reads import downtime_key
@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desired: Sequence[Resource]) -> int:
-    present = {r.key.split("/")[2] for r in desired if r.kind == MONITOR and r.queue == args.queue}
+    # Monitors and composites alike: a downtime on a composite's constituents does not mute the composite.
+    present = {r.key.split("/")[2] for r in desired if r.kind.notifies and r.queue == args.queue}
     muted = [m for m in metrics if m in present]
     if not muted:
         raise ObsError.of(f"queue '{args.queue}' has no monitor to mute in {args.env}", "check its metrics")

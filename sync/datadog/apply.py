@@ -138,18 +138,20 @@ def _write(dd: Datadog, change: Change, ids: Ids) -> Outcome:
 def _create(
     dd: Datadog, change: Change, body: Mapping[str, Any], lost: list[str], replacing: str | None = None
 ) -> tuple[str, str]:
-    """Create, and after an ambiguous failure look the key up before trying again."""
+    """Create, and after an ambiguous failure look the key up before trying again, or giving up: the last
+    attempt too may have committed, and composites written next need its ID."""
     for attempt in range(1, _CREATE_ATTEMPTS + 1):
         try:
             return str(dd.create(change.kind, body)["id"]), ""
         except RequestFailed as exc:
-            if exc.ambiguous:
-                lost.append(exc.detail)
-            if not exc.ambiguous or attempt == _CREATE_ATTEMPTS:
+            if not exc.ambiguous:
                 raise
+            lost.append(exc.detail)
             found = _find(dd, change, replacing)
             if found is not None:
                 return found, f"the answer to the create was lost ({exc.detail}); found it committed, by key"
+            if attempt == _CREATE_ATTEMPTS:
+                raise
             dd.backoff(attempt)
     raise AssertionError("unreachable")  # pragma: no cover
 
