@@ -102,7 +102,9 @@ def drain_minutes(defs: Definitions, env: Environment, queue: Queue, shared: Sha
 def drain_note(held: Iterable[Muting], metric: str) -> str:
     """The line a muted monitor's alert carries: which window may have left work behind."""
     named = [
-        f"`{m.window.name}` ({_words(m.window)}, {m.drain_minutes} min to drain)" for m in held if metric in m.metrics
+        f"`{m.window.name}` ({_words(m.window)}, {m.drain_minutes} min to drain and show it)"
+        for m in held
+        if metric in m.metrics
     ]
     if not named:
         return ""
