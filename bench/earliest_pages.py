@@ -2,10 +2,10 @@
 
 Runs the example's scenarios twice on a scratch copy of the definitions: as they are (the AWS integration's
 crawler), and with every environment on CloudWatch Metric Streams (`metrics_source: streams`) and every
-scenario's series collected that way. For each expectation that a monitor pages within a bound, it takes the
-minutes from the incident to the first page the model shows, and prints the fastest per metric and class as a
-Markdown table (the README's table comes from here). Expectations are not judged: under streams some bounds
-are looser than they need be, which is the point of the comparison.
+scenario's series collected that way. For each expectation that a monitor pages (or alerts anyone) within a
+bound, it takes the minutes from the incident to the first page (or alert) the model shows, and prints the
+fastest per metric and class as a Markdown table (the README's table comes from here). Expectations are not
+judged: under streams some bounds are looser than they need be, which is the point of the comparison.
 
 Run: .venv/bin/python bench/earliest_pages.py [--definitions DIR]
 """
@@ -60,17 +60,17 @@ def earliest(definitions: Path, classes: dict[str, str]) -> Table:
     for result in _results(definitions):
         queue = yaml.safe_load((definitions / result["file"]).read_text())["queue"]
         for expectation in result["expectations"]:
-            page, after = expectation.get("first_page"), _AFTER.search(expectation.get("detail", ""))
-            if "pages within" not in expectation["expect"] or page is None or after is None:
+            pages = "pages within" in expectation["expect"]
+            if not pages and "alerts within" not in expectation["expect"]:
                 continue
-            keys = expectation["keys"]
-            metric = (
-                keys[0].split("/")[2]
-                if len(keys) == 1
-                else "first of " + ", ".join(sorted(k.split("/")[2] for k in keys))
-            )
-            cell = (metric, classes[queue])
-            table[cell] = min(table.get(cell, 10**9), page - int(after.group(1)))
+            first = expectation.get("first_page" if pages else "first_alert")
+            after = _AFTER.search(expectation["detail"])
+            if first is None or after is None:
+                continue
+            names = sorted({k.split("/")[2] for k in expectation["keys"]})
+            metric = names[0] if len(names) == 1 else "any monitor" if len(names) > 3 else " or ".join(names)
+            cell = (f"{metric} ({'page' if pages else 'alert'})", classes[queue])
+            table[cell] = min(table.get(cell, 10**9), first - int(after.group(1)))
     return table
 
 

@@ -22,7 +22,7 @@ from tests.conftest import ROOT
 def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "validate"]) == 0
     assert capsys.readouterr().out == (
-        "ok: 6 queues, 26 metrics, 10 scenarios, 3 environments (dev: 72 downtimes, 14 composites, 73 monitors, "
+        "ok: 6 queues, 26 metrics, 59 scenarios, 3 environments (dev: 72 downtimes, 14 composites, 73 monitors, "
         "1 dashboard, prod: 20 downtimes, 17 composites, 103 monitors, 1 dashboard, 3 slos, staging: 17 composites, "
         "103 monitors, 1 dashboard, 3 slos)\n"
     )
