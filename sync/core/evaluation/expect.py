@@ -110,13 +110,7 @@ def check(
     )
     first_key = keys[0] if keys else None
     if kind == "pages_within":
-        assert expectation.within is not None
-        deadline = after + expectation.within
-        hit = observed.page
-        passed = hit is not None and hit <= deadline
-        return Check(
-            passed, _late("page", hit, after, deadline), observed, hit or deadline, _key(pages, hit) or first_key
-        )
+        return _in_time("page", observed.page, pages, after, expectation, observed, first_key)
     if kind == "pages_count":
         return _counted(expectation, pages, observed, first_key)
     if kind == "notifies_none":
@@ -136,17 +130,7 @@ def check(
             return Check(False, "never warned chat", observed, None, first_key)
         return Check(True, f"warned chat at minute {chat[0][0]}, paged no one", observed, chat[0][0], chat[0][1])
     if kind == "recovers_within":
-        assert expectation.within is not None
-        deadline = after + expectation.within
-        hit = observed.recovery
-        passed = hit is not None and hit <= deadline
-        return Check(
-            passed,
-            _late("recovery", hit, after, deadline),
-            observed,
-            hit or deadline,
-            _key(recoveries, hit) or first_key,
-        )
+        return _in_time("recovery", observed.recovery, recoveries, after, expectation, observed, first_key)
     if kind == "no_data_alert_never":
         no_data = sorted(
             (t, key)
@@ -194,6 +178,22 @@ def _first(events: list[tuple[int, str]], since: int) -> int | None:
 
 def _key(events: list[tuple[int, str]], t: int | None) -> str | None:
     return next((key for at, key in sorted(events) if at == t), None)
+
+
+def _in_time(
+    what: str,
+    hit: int | None,
+    events: list[tuple[int, str]],
+    after: int,
+    expectation: Expectation,
+    observed: Observed,
+    first_key: str | None,
+) -> Check:
+    """A page or recovery expected by `after + within`: the first one, and whether it came in time."""
+    assert expectation.within is not None
+    deadline = after + expectation.within
+    passed = hit is not None and hit <= deadline
+    return Check(passed, _late(what, hit, after, deadline), observed, hit or deadline, _key(events, hit) or first_key)
 
 
 def _late(what: str, hit: int | None, since: int, deadline: int) -> str:
