@@ -12,6 +12,7 @@ from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
 from sync.core.evaluation.simulate import Case
+from sync.core.kinds import SLO
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.definitions.scenario import ANY, ExpectSpec, Scenario, SeriesSpec
@@ -85,7 +86,7 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         audience=Audience(frozenset(env.notify.get("page", ())), frozenset(env.notify.get("chat", ()))),
         mutes=tuple(mutes),
         assumptions=tuple(sorted(used, key=notes.order)),
-        slos={r.key: r.body for r in resources if r.body.get("type") == "time_slice" and "sli_specification" in r.body},
+        slos={r.key: r.body for r in resources if r.kind == SLO},
     )
 
 
