@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from sync.definitions import maintenance as maintenance_definitions
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
-from sync.errors import ObsError
 from sync.expand import maintenance
 from sync.expand.desired import expand
 
@@ -170,20 +170,56 @@ maintenance:
 
 
 BAD_WINDOWS = {
-    "past": (
-        '    schedule: {start: "2020-01-10T01:00:00Z", end: "2020-01-10T03:00:00Z"}\n    queues: [low]\n',
-        "schedule.start: the one-time window starts in the past",
+    "finer than hourly": (
+        '    schedule: {rrule: "FREQ=MINUTELY", duration: 1w}\n',
+        "schedule.rrule: FREQ=MINUTELY repeats more often than hourly",
+    ),
+    "secondly": (
+        '    schedule: {rrule: "FREQ=SECONDLY", duration: 1m}\n',
+        "schedule.rrule: FREQ=SECONDLY repeats more often than hourly",
+    ),
+    "no time of day": (
+        '    schedule: {rrule: "FREQ=WEEKLY;BYDAY=SA", duration: 2d}\n',
+        "schedule.rrule: the RRULE does not fix its time of day",
+    ),
+    "no minute": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n',
+        "schedule.rrule: the RRULE does not fix its time of day",
+    ),
+    "weekday from creation": (
+        '    schedule: {rrule: "FREQ=WEEKLY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n',
+        "schedule.rrule: the RRULE takes its weekday, day or month from when Datadog creates the downtime",
+    ),
+    "interval": (
+        '    schedule: {rrule: "FREQ=DAILY;INTERVAL=2;BYHOUR=1;BYMINUTE=0", duration: 1h}\n',
+        "schedule.rrule: INTERVAL counts from when Datadog creates the downtime",
+    ),
+    "never fires": (
+        '    schedule: {rrule: "FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30;BYHOUR=1;BYMINUTE=0", duration: 1h}\n',
+        "schedule.rrule: the RRULE has no occurrence in the next year",
+    ),
+    "daily for a day": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=0;BYMINUTE=0", duration: 1d}\n',
+        "schedule.duration: the window's occurrences overlap or touch",
+    ),
+    "hourly for two hours": (
+        '    schedule: {rrule: "FREQ=HOURLY;BYHOUR=1,2;BYMINUTE=0", duration: 2h}\n',
+        "schedule.rrule: the RRULE does not fix its time of day",
+    ),
+    "overlaps with its drain grace": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=0;BYMINUTE=0", duration: 23h}\n',
+        "min to drain after each occurrence it reaches the next one",
     ),
     "unknown queue": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: [lwo]\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n    queues: [lwo]\n',
         "maintenance[0].queues[0]: unknown queue 'lwo' in the window's scope: did you mean 'low'?",
     ),
     "unknown class": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: {class: shrot}\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n    queues: {class: shrot}\n',
         "queues.class: unknown class 'shrot'",
     ),
     "unknown metric": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    mutes: [agee]\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n    mutes: [agee]\n',
         "maintenance[0].mutes[0]: unknown metric 'agee'",
     ),
     "bad rrule": (
@@ -195,7 +231,7 @@ BAD_WINDOWS = {
         "DTSTART is not allowed in the RRULE",
     ),
     "bad duration": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 2 hours}\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 2 hours}\n',
         "schedule.duration: '2 hours' is not a duration",
     ),
     "schedule form": (
@@ -207,7 +243,7 @@ BAD_WINDOWS = {
         'maintenance[0].queues: "cheese" has none of the allowed forms: write all, a list of queue names',
     ),
     "bad time zone": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h, timezone: Europe/Berlim}\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h, timezone: Europe/Berlim}\n',
         "schedule.timezone: unknown time zone 'Europe/Berlim'",
     ),
 }
@@ -226,22 +262,70 @@ def test_a_bad_window_is_a_clear_error_naming_file_and_line(obs: Obs, case: str)
     assert "Traceback" not in obs.err
 
 
-def test_one_time_windows_are_checked_against_the_time_they_are_loaded(example_copy: Path) -> None:
+ONE_TIME = '    schedule: {start: 2027-01-10T01:00:00Z, end: "2027-01-10T03:00:00+00:00"}\n    queues: [low]\n'
+
+
+@pytest.mark.parametrize(
+    ("now", "schedule"),
+    [
+        # Before it starts: the whole window, plus the long class's drain time (its backlog threshold: 240 min)
+        # and 32 min for the crawled metrics to show the drain.
+        (datetime(2027, 1, 1), {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:32:00+00:00"}),
+        # Started: what is left, with no start (Datadog starts it when it is created; a live one keeps its own).
+        (datetime(2027, 1, 10, 2), {"end": "2027-01-10T07:32:00+00:00"}),
+        # The window is over but its drain grace is not.
+        (datetime(2027, 1, 10, 5), {"end": "2027-01-10T07:32:00+00:00"}),
+        # Over with its grace: nothing to render.
+        (datetime(2027, 1, 10, 8), None),
+        (datetime(2027, 1, 11, 8), None),
+    ],
+)
+def test_a_one_time_window_renders_what_is_left_of_it(
+    example_copy: Path, now: datetime, schedule: dict[str, str] | None
+) -> None:
     staging = example_copy / "environments" / "staging.yaml"
-    staging.write_text(
-        staging.read_text()
-        + mute_window(
-            '    schedule: {start: 2027-01-10T01:00:00Z, end: "2027-01-10T03:00:00+00:00"}\n    queues: [low]\n'
-        )
-    )
-    defs = load(example_copy, now=datetime(2027, 1, 1, tzinfo=UTC))
-    resources = expand(defs, "staging")
-    (depth,) = [r for r in resources if r.key == "staging/low/depth/maintenance/upgrade"]
-    # The downtime lasts the window plus the long class's drain time (its backlog threshold: 240 min), plus
-    # 32 min for the crawled metrics to show the drain.
-    assert depth.body["schedule"] == {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:32:00+00:00"}
-    with pytest.raises(ObsError, match="starts in the past"):
-        load(example_copy, now=datetime(2027, 1, 10, 2, tzinfo=UTC))
+    staging.write_text(staging.read_text() + mute_window(ONE_TIME))
+    defs = load(example_copy, now=now.replace(tzinfo=UTC))
+    found = [r for r in expand(defs, "staging") if r.key == "staging/low/depth/maintenance/upgrade"]
+    assert [r.body["schedule"] for r in found] == ([schedule] if schedule else [])
+    # Past or not, the window stays valid data: only one over for more than a day is worth a warning.
+    warnings = maintenance_definitions.stale(defs)
+    assert bool(warnings) == (now > datetime(2027, 1, 11, 3))
+    if warnings:
+        assert warnings[0].startswith("environments/staging.yaml:")
+        assert "the one-time window 'upgrade' ended 2027-01-10 03:00 UTC: remove it" in warnings[0]
+
+
+def test_an_ended_window_breaks_nothing_and_deletes_nothing(obs: Obs, dd: FakeDatadog) -> None:
+    """Once a one-time window is over, every command still works, and its downtimes (listed as ended, which obs
+    reads past) are not deleted: no mass-delete guard stops the environment's sync."""
+    staging = obs.definitions / "environments" / "staging.yaml"
+    before = staging.read_text()
+
+    def window(start: datetime) -> str:
+        end = start + timedelta(hours=1)
+        text = f'    schedule: {{start: "{start:%Y-%m-%dT%H:%M:%SZ}", end: "{end:%Y-%m-%dT%H:%M:%SZ}"}}\n'
+        return mute_window(text + "    drain_minutes: 0\n")
+
+    soon = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1)
+    staging.write_text(before + window(soon))
+    assert obs("sync", "--env", "staging", "--yes") == 0, obs.err
+    written = [d for d in dd.downtimes.values() if "maintenance/upgrade" in (d["attributes"]["message"] or "")]
+    assert len(written) > 16  # more than the mass-delete guard lets one sync remove
+    # Three hours later, as Datadog keeps them: the same window, now in the past.
+    earlier = soon - timedelta(hours=4)
+    staging.write_text(before + window(earlier))
+    for item in written:
+        schedule = item["attributes"]["schedule"]
+        schedule["start"] = earlier.isoformat()
+        schedule["end"] = (earlier + timedelta(hours=1, minutes=32)).isoformat()
+    assert obs("validate") == 0, obs.err
+    assert obs("maintenance", "list", "--env", "staging") == 0, obs.err
+    assert obs("sync", "--env", "staging", "--yes") == 0, obs.err
+    # The monitors' drain notes name the window's new times; no downtime is written or deleted.
+    assert "Applied: 0 created" in obs.out and " 0 deleted" in obs.out
+    assert "downtime" not in "".join(line for line in obs.out.splitlines() if line[:2] in ("+ ", "- ", "~ "))
+    assert obs("plan", "--env", "staging", "--detailed-exitcode") == 0, obs.out
 
 
 def test_mute_records_for_an_evaluation(example: Definitions) -> None:
