@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sync.core import recurrence
 from sync.definitions import maintenance as maintenance_definitions
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
@@ -357,6 +358,45 @@ def test_mute_records_for_an_evaluation(example: Definitions) -> None:
         ("weeknights", datetime(2027, 3, 5, 18, tzinfo=UTC), datetime(2027, 3, 6, 6, tzinfo=UTC)),
         ("weekends", datetime(2027, 3, 6, 6, tzinfo=UTC), datetime(2027, 3, 8, 6, tzinfo=UTC)),
     ]
+
+
+@pytest.mark.parametrize(
+    ("night", "wall_clock"),
+    [
+        # 29 March 2026: 02:00 CET becomes 03:00 CEST; 01:00-03:00 wall clock is one real hour.
+        (
+            datetime(2026, 3, 28, 22, tzinfo=UTC),
+            (datetime(2026, 3, 29, 0, tzinfo=UTC), datetime(2026, 3, 29, 1, tzinfo=UTC)),
+        ),
+        # 25 October 2026: 03:00 CEST becomes 02:00 CET; 01:00-03:00 wall clock is three real hours.
+        (
+            datetime(2026, 10, 24, 21, tzinfo=UTC),
+            (datetime(2026, 10, 24, 23, tzinfo=UTC), datetime(2026, 10, 25, 2, tzinfo=UTC)),
+        ),
+        # An ordinary night either side.
+        (
+            datetime(2026, 10, 23, 21, tzinfo=UTC),
+            (datetime(2026, 10, 23, 23, tzinfo=UTC), datetime(2026, 10, 24, 1, tzinfo=UTC)),
+        ),
+    ],
+)
+def test_a_berlin_window_mutes_its_wall_clock_hours_on_the_daylight_saving_nights(
+    example: Definitions, night: datetime, wall_clock: tuple[datetime, datetime]
+) -> None:
+    """prod's nightly-migrations (01:00-03:00 Europe/Berlin, 30 min to drain and 32 to show it): muted from 01:00
+    until 03:00 wall clock plus the grace, on both transition nights; what obs writes mutes the same minutes."""
+    env = example.environment("prod")
+    held = maintenance.mutings(example, env, example.env_queues["prod"], {})
+    records = maintenance.mute_records(env, held, night, night + timedelta(hours=12))
+    (age,) = [r for r in records if r.monitor_tags == ("env:prod", "managed-by:obs", "metric:age", "queue:default")]
+    grace = timedelta(minutes=62)
+    assert (age.start, age.window_end) == wall_clock
+    assert age.end >= wall_clock[1] + grace  # never unmuted before the wall-clock end plus the grace
+    # At most the hour the clocks skip is muted on top (in March, a fixed real duration cannot shrink).
+    assert age.end - (wall_clock[1] + grace) <= timedelta(hours=1) * (night.month == 3)
+    (written,) = [r for r in expand(example, "prod") if r.key == "prod/default/age/maintenance/nightly-migrations"]
+    muted = recurrence.spans(written.body["schedule"], night, night + timedelta(hours=12))
+    assert muted == [(age.start, age.end)]
 
 
 def test_the_drain_note_rides_on_the_muted_monitors_only(example: Definitions) -> None:
