@@ -171,12 +171,16 @@ def occurrences(rrule: str, zone: str, length: int, since: datetime, until: date
 
 @lru_cache(maxsize=256)
 def collision(rrule: str, zone: str, length: int, grace: int, since: datetime) -> Span | None:
-    """Two starts within two years of `since` whose first occurrence, plus `grace` minutes, reaches the second:
-    a downtime that would never end. None when occurrences stay apart."""
-    found = occurrences(rrule, zone, length, since, since + timedelta(days=731))
-    for (_, ends), (begins, _) in pairwise(found):
-        if ends + timedelta(minutes=grace) >= begins:
-            return ends, begins
+    """An occurrence within two years of `since` whose downtime (the real-time durations `recurrences` renders,
+    grace included) reaches the next start: a downtime that would never end. None when they stay apart."""
+    until = since + timedelta(days=731)
+    ends: dict[datetime, datetime] = {}
+    for rule, real in recurrences(rrule, zone, length, grace):
+        for begins in starts(rule, zone, since, until):
+            ends[begins] = max(ends.get(begins, begins), begins + timedelta(minutes=real))
+    for first, second in pairwise(sorted(ends)):
+        if ends[first] >= second:
+            return ends[first], second
     return None
 
 
