@@ -15,7 +15,7 @@ from sync.definitions.model import Definitions
 from sync.expand import maintenance
 from sync.expand.desired import expand
 
-from .conftest import Obs, Run
+from .conftest import Obs, Run, commit
 from .fakedd import LOST_RESPONSE, FakeDatadog
 
 MARKER = "managed-by:obs obs-key:"
@@ -161,6 +161,24 @@ def test_diff_of_a_change_that_adds_a_window_says_what_it_silences_and_when(repo
     assert "~ monitor staging/introduction/age" in out and "If the maintenance window `reindex-freeze`" in out
     code, markdown, _ = run(repo, "--base", "HEAD", "--env", "staging", "--format", "markdown")
     assert "### Who stops being paged, and when (maintenance windows)" in markdown
+
+
+def test_diff_refuses_a_new_one_time_window_that_is_already_over(repo: Path, run: Run) -> None:
+    staging = repo / "environments" / "staging.yaml"
+    before = staging.read_text()
+    ended = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
+    end = ended + timedelta(hours=1)
+    window = f'    schedule: {{start: "{ended:%Y-%m-%dT%H:%M:%SZ}", end: "{end:%Y-%m-%dT%H:%M:%SZ}"}}\n'
+    staging.write_text(before + mute_window(window))
+    code, out, err = run(repo, "--base", "HEAD", "--env", "staging")
+    assert code == 1, out
+    line = before.count("\n") + 4
+    assert f"environments/staging.yaml:{line}: maintenance[0].schedule.end: the one-time window 'upgrade' is new" in err
+    assert "already over" in err and "Traceback" not in err
+    # A window the base already has may be over: it renders nothing, and the preview goes on.
+    commit(repo, "a window")
+    code, out, err = run(repo, "--base", "HEAD", "--env", "staging")
+    assert (code, err) == (0, ""), err
 
 
 def mute_window(text: str) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sync.core import recurrence
 from sync.definitions.model import BURN_ALERTS, DEFAULT_MUTES, Schedule, Window
 from sync.definitions.references import suggest
-from sync.definitions.source import KeyPath, Source
+from sync.definitions.source import KeyPath, Source, read
 from sync.errors import ObsError
 
 if TYPE_CHECKING:
@@ -139,6 +140,35 @@ def stale(defs: Definitions) -> list[str]:
                 )
                 out.append(problem.problems[0].render())
     return out
+
+
+def names_in(folder: Path) -> dict[str, set[str]]:
+    """Each environment's window names in a definitions folder, as written; what cannot be read has none."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((folder / "environments").glob("*.y*ml")):
+        try:
+            data = read(path, path.name).data
+        except ObsError:
+            continue
+        windows = data.get("maintenance") if isinstance(data, Mapping) else None
+        if isinstance(data, Mapping) and isinstance(data.get("name"), str) and isinstance(windows, list):
+            out[data["name"]] = {str(w.get("name")) for w in windows if isinstance(w, Mapping)}
+    return out
+
+
+def refuse_new_and_over(defs: Definitions, known: Mapping[str, set[str]]) -> None:
+    """A one-time window the base lacks that is over already was added after its time: it would mute nothing."""
+    for env in defs.environments:
+        for window in env.maintenance:
+            sched = window.schedule
+            new = window.name not in known.get(env.name, set())
+            if new and sched.end is not None and sched.now is not None and sched.end <= sched.now:
+                raise env.source.error(
+                    ("maintenance", window.index, "schedule", "end"),
+                    f"the one-time window '{window.name}' is new and already over (it ended {sched.end:%Y-%m-%d %H:%M}"
+                    f" UTC; it is now {sched.now:%Y-%m-%d %H:%M} UTC)",
+                    "give it times to come, or leave it out",
+                )
 
 
 def check(defs: Definitions) -> None:
