@@ -315,6 +315,28 @@ def test_a_one_time_window_renders_what_is_left_of_it(
         assert "the one-time window 'upgrade' ended 2027-01-10 03:00 UTC: remove it" in warnings[0]
 
 
+def test_a_recurrence_past_its_until_stays_valid(example_copy: Path) -> None:
+    staging = example_copy / "environments" / "staging.yaml"
+    rule = '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0;UNTIL=20270105T000000Z", duration: 1h}\n'
+    staging.write_text(staging.read_text() + mute_window(rule))
+    defs = load(example_copy, now=datetime(2027, 6, 1, tzinfo=UTC))
+    assert any(r.key.endswith("/maintenance/upgrade") for r in expand(defs, "staging"))
+
+
+def test_a_started_window_is_created_without_its_past_start_and_then_plans_unchanged(obs: Obs, dd: FakeDatadog) -> None:
+    staging = obs.definitions / "environments" / "staging.yaml"
+    began = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
+    end = began + timedelta(hours=1)
+    text = (
+        f'    schedule: {{start: "{began:%Y-%m-%dT%H:%M:%SZ}", end: "{end:%Y-%m-%dT%H:%M:%SZ}"}}\n    queues: [low]\n'
+    )
+    staging.write_text(staging.read_text() + mute_window(text))
+    assert obs("sync", "--env", "staging", "--yes") == 0, obs.err
+    written = [d["attributes"] for d in dd.downtimes.values() if "maintenance/upgrade" in d["attributes"]["message"]]
+    assert written and all(datetime.fromisoformat(d["schedule"]["start"]) > began for d in written)
+    assert obs("plan", "--env", "staging", "--detailed-exitcode") == 0, obs.out
+
+
 def test_an_ended_window_breaks_nothing_and_deletes_nothing(obs: Obs, dd: FakeDatadog) -> None:
     """Once a one-time window is over, every command still works, and its downtimes (listed as ended, which obs
     reads past) are not deleted: no mass-delete guard stops the environment's sync."""

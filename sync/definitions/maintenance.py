@@ -108,7 +108,9 @@ def _rrule(source: Source, at: KeyPath, text: str, timezone: str, now: datetime)
     wrong = recurrence.problem(rule)
     if wrong is not None:
         raise source.error(at, *wrong)
-    if not recurrence.starts(rule, timezone, now, now + timedelta(days=366)):
+    # Without UNTIL: a rule that has run its course stays valid data, as an ended one-time window does.
+    unbounded = ";".join(p for p in rule.split(";") if not p.startswith("UNTIL="))
+    if not recurrence.starts(unbounded, timezone, now, now + timedelta(days=366)):
         raise source.error(at, "the RRULE has no occurrence in the next year", "check its BYMONTH and BYMONTHDAY")
     return rule
 
