@@ -3,7 +3,7 @@ and the mutes `obs test` models.
 
 A window is an RRULE in a time zone with a duration on the wall clock (01:00 to 03:00 local). Datadog takes a
 real-time duration and starts the rule when the downtime is created, so a rule must fix its own time of day and
-dates (`independence`), and a night on which a daylight-saving change lengthens the wall-clock window gets a
+dates (`problem`), and a night on which a daylight-saving change lengthens the wall-clock window gets a
 recurrence of its own (`recurrences`).
 
 Bounds. dateutil walks period by period to the year 9999 when a rule matches nothing, so every expansion runs in

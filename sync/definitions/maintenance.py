@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 # Datadog takes the start and end of a recurrence from its own fields: these parts are refused in the RRULE.
 _NOT_IN_RRULE = ("DTSTART", "DTEND", "DURATION")
 _MAX_MINUTES = 7 * 1440  # a "maintenance" longer than a week is an outage to fix, not to mute
+# The v2 spec documents no limit on a recurrence's duration, only its form (DowntimeScheduleRecurrenceDuration,
+# https://docs.datadoghq.com/api/latest/downtimes/): obs's own week is the cap, for the window and its grace.
+MAX_RENDERED_MINUTES = 7 * 1440
 
 
 def windows(source: Source, now: datetime) -> tuple[Window, ...]:
@@ -126,6 +129,29 @@ def _moment(source: Source, at: KeyPath, value: Any) -> datetime:
     if not isinstance(moment, datetime) or moment.tzinfo is None:
         raise source.error(at, f"'{value}' is not a time with a UTC offset", "write e.g. 2027-01-10T01:00:00Z")
     return moment.astimezone(UTC)
+
+
+def check_grace(window: Window, grace: int, source: Source | None) -> None:
+    """Refuse a recurrence whose occurrences plus the queue's drain grace (known once expanded) overlap, or
+    whose downtime would be too long."""
+    sched = window.schedule
+    assert sched.rrule is not None
+    at = ("maintenance", window.index, "schedule", "duration")
+    since = sched.now or datetime(2026, 1, 1, tzinfo=UTC)
+    clash = recurrence.collision(sched.rrule, sched.timezone, sched.minutes, grace, since)
+    longest = max(length for _, length in recurrence.recurrences(sched.rrule, sched.timezone, sched.minutes, grace))
+    what = fix = ""
+    if clash is not None:
+        what = (
+            f"window '{window.name}': with {grace} min to drain after each occurrence it reaches the next one"
+            f" ({clash[1]:%Y-%m-%d %H:%M} UTC): its monitors would never unmute"
+        )
+        fix = "shorten the window or its drain_minutes, or space out its occurrences"
+    elif longest > MAX_RENDERED_MINUTES:
+        what = f"window '{window.name}' would mute for {longest} min at a time, more than a week with its drain grace"
+        fix = "shorten the window or its drain_minutes"
+    if what:
+        raise source.error(at, what, fix) if source is not None else ObsError.of(what, fix)
 
 
 def stale(defs: Definitions) -> list[str]:

@@ -27,10 +27,9 @@ from sync.core import recurrence
 from sync.core.downtimes import duration, schedule_words
 from sync.core.kinds import DOWNTIME
 from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource
-from sync.definitions.maintenance import mutes
+from sync.definitions.maintenance import check_grace, mutes
 from sync.definitions.model import BURN_ALERTS, Definitions, Environment, Queue, Window
 from sync.definitions.source import Source
-from sync.errors import ObsError
 from sync.expand.settings import Shared, settings_for
 
 # Depth, age and backlog of a parking queue grow by design while the window lasts, whatever it mutes.
@@ -43,9 +42,6 @@ DEFAULT_DRAIN_MINUTES = 60  # a queue whose class declares neither an SLO nor a 
 SETTLE_MINUTES = {"crawler": 17 + 15, "streams": 5 + 15}
 # Datadog's notification on expiry is what pages when parked work did not drain: see the module docstring.
 NOTIFY_END_STATES = ("alert", "no data", "warn")
-# The v2 spec documents no limit on a recurrence's duration, only its form (DowntimeScheduleRecurrenceDuration,
-# https://docs.datadoghq.com/api/latest/downtimes/): obs's own week is the cap, for the window and its grace.
-MAX_RENDERED_MINUTES = 7 * 1440
 
 
 @dataclass(frozen=True)
@@ -169,7 +165,7 @@ def schedule(window: Window, grace: int, source: Source | None = None) -> dict[s
     (Datadog starts it when it is created, and does not compare it), empty once it is over."""
     sched = window.schedule
     if sched.rrule is not None:
-        _check_recurring(window, grace, source)
+        check_grace(window, grace, source)
         found = recurrence.recurrences(sched.rrule, sched.timezone, sched.minutes, grace)
         rendered = [{"rrule": rule, "duration": duration(length)} for rule, length in found]
         return {"recurrences": rendered, "timezone": sched.timezone}
@@ -186,28 +182,6 @@ def _over(window: Window, grace: int) -> bool:
     """Whether a one-time window and its grace were over when the definitions were loaded."""
     sched = window.schedule
     return sched.end is not None and sched.now is not None and sched.end + timedelta(minutes=grace) <= sched.now
-
-
-def _check_recurring(window: Window, grace: int, source: Source | None) -> None:
-    """Refuse a recurrence whose occurrences plus the grace overlap, or whose downtime would be too long."""
-    sched = window.schedule
-    assert sched.rrule is not None
-    at = ("maintenance", window.index, "schedule", "duration")
-    since = sched.now or datetime(2026, 1, 1, tzinfo=UTC)
-    clash = recurrence.collision(sched.rrule, sched.timezone, sched.minutes, grace, since)
-    longest = max(length for _, length in recurrence.recurrences(sched.rrule, sched.timezone, sched.minutes, grace))
-    what = fix = ""
-    if clash is not None:
-        what = (
-            f"window '{window.name}': with {grace} min to drain after each occurrence it reaches the next one"
-            f" ({clash[1]:%Y-%m-%d %H:%M} UTC): its monitors would never unmute"
-        )
-        fix = "shorten the window or its drain_minutes, or space out its occurrences"
-    elif longest > MAX_RENDERED_MINUTES:
-        what = f"window '{window.name}' would mute for {longest} min at a time, more than a week with its drain grace"
-        fix = "shorten the window or its drain_minutes"
-    if what:
-        raise source.error(at, what, fix) if source is not None else ObsError.of(what, fix)
 
 
 def listing(env: Environment) -> str:
