@@ -225,6 +225,10 @@ BAD_WINDOWS = {
         '    schedule: {rrule: "FREQ=HOURLY;BYHOUR=1,2;BYMINUTE=0", duration: 2h}\n',
         "schedule.rrule: the RRULE does not fix its time of day",
     ),
+    "longer than a week with its grace": (
+        '    schedule: {rrule: "FREQ=MONTHLY;BYMONTHDAY=1;BYHOUR=0;BYMINUTE=0", duration: 1w}\n',
+        "would mute for 10142 min at a time, more than a week with its drain grace",
+    ),
     "overlaps with its drain grace": (
         '    schedule: {rrule: "FREQ=DAILY;BYHOUR=0;BYMINUTE=0", duration: 23h}\n',
         "min to drain after each occurrence it reaches the next one",
