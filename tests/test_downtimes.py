@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from sync.core import recurrence
+from sync.definitions import maintenance as maintenance_definitions
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
-from sync.errors import ObsError
 from sync.expand import maintenance
 from sync.expand.desired import expand
 
-from .conftest import Obs, Run
+from .conftest import Obs, Run, commit
 from .fakedd import LOST_RESPONSE, FakeDatadog
 
 MARKER = "managed-by:obs obs-key:"
@@ -162,6 +163,24 @@ def test_diff_of_a_change_that_adds_a_window_says_what_it_silences_and_when(repo
     assert "### Who stops being paged, and when (maintenance windows)" in markdown
 
 
+def test_diff_refuses_a_new_one_time_window_that_is_already_over(repo: Path, run: Run) -> None:
+    staging = repo / "environments" / "staging.yaml"
+    before = staging.read_text()
+    ended = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
+    end = ended + timedelta(hours=1)
+    window = f'    schedule: {{start: "{ended:%Y-%m-%dT%H:%M:%SZ}", end: "{end:%Y-%m-%dT%H:%M:%SZ}"}}\n'
+    staging.write_text(before + mute_window(window))
+    code, out, err = run(repo, "--base", "HEAD", "--env", "staging")
+    assert code == 1, out
+    line = before.count("\n") + 4
+    assert f"environments/staging.yaml:{line}: maintenance[0].schedule.end: the one-time window 'upgrade' is new" in err
+    assert "already over" in err and "Traceback" not in err
+    # A window the base already has may be over: it renders nothing, and the preview goes on.
+    commit(repo, "a window")
+    code, out, err = run(repo, "--base", "HEAD", "--env", "staging")
+    assert (code, err) == (0, ""), err
+
+
 def mute_window(text: str) -> str:
     return f"""
 maintenance:
@@ -170,20 +189,60 @@ maintenance:
 
 
 BAD_WINDOWS = {
-    "past": (
-        '    schedule: {start: "2020-01-10T01:00:00Z", end: "2020-01-10T03:00:00Z"}\n    queues: [low]\n',
-        "schedule.start: the one-time window starts in the past",
+    "finer than hourly": (
+        '    schedule: {rrule: "FREQ=MINUTELY", duration: 1w}\n',
+        "schedule.rrule: FREQ=MINUTELY repeats more often than hourly",
+    ),
+    "secondly": (
+        '    schedule: {rrule: "FREQ=SECONDLY", duration: 1m}\n',
+        "schedule.rrule: FREQ=SECONDLY repeats more often than hourly",
+    ),
+    "no time of day": (
+        '    schedule: {rrule: "FREQ=WEEKLY;BYDAY=SA", duration: 2d}\n',
+        "schedule.rrule: the RRULE does not fix its time of day",
+    ),
+    "no minute": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n',
+        "schedule.rrule: the RRULE does not fix its time of day",
+    ),
+    "weekday from creation": (
+        '    schedule: {rrule: "FREQ=WEEKLY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n',
+        "schedule.rrule: the RRULE takes its weekday, day or month from when Datadog creates the downtime",
+    ),
+    "interval": (
+        '    schedule: {rrule: "FREQ=DAILY;INTERVAL=2;BYHOUR=1;BYMINUTE=0", duration: 1h}\n',
+        "schedule.rrule: INTERVAL counts from when Datadog creates the downtime",
+    ),
+    "never fires": (
+        '    schedule: {rrule: "FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30;BYHOUR=1;BYMINUTE=0", duration: 1h}\n',
+        "schedule.rrule: the RRULE has no occurrence in the next year",
+    ),
+    "daily for a day": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=0;BYMINUTE=0", duration: 1d}\n',
+        "schedule.duration: the window's occurrences overlap or touch",
+    ),
+    "hourly for two hours": (
+        '    schedule: {rrule: "FREQ=HOURLY;BYHOUR=1,2;BYMINUTE=0", duration: 2h}\n',
+        "schedule.rrule: the RRULE does not fix its time of day",
+    ),
+    "longer than a week with its grace": (
+        '    schedule: {rrule: "FREQ=MONTHLY;BYMONTHDAY=1;BYHOUR=0;BYMINUTE=0", duration: 1w}\n',
+        "would mute for 10142 min at a time, more than a week with its drain grace",
+    ),
+    "overlaps with its drain grace": (
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=0;BYMINUTE=0", duration: 23h}\n',
+        "min to drain after each occurrence it reaches the next one",
     ),
     "unknown queue": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: [lwo]\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n    queues: [lwo]\n',
         "maintenance[0].queues[0]: unknown queue 'lwo' in the window's scope: did you mean 'low'?",
     ),
     "unknown class": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    queues: {class: shrot}\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n    queues: {class: shrot}\n',
         "queues.class: unknown class 'shrot'",
     ),
     "unknown metric": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h}\n    mutes: [agee]\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h}\n    mutes: [agee]\n',
         "maintenance[0].mutes[0]: unknown metric 'agee'",
     ),
     "bad rrule": (
@@ -195,7 +254,7 @@ BAD_WINDOWS = {
         "DTSTART is not allowed in the RRULE",
     ),
     "bad duration": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 2 hours}\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 2 hours}\n',
         "schedule.duration: '2 hours' is not a duration",
     ),
     "schedule form": (
@@ -207,7 +266,7 @@ BAD_WINDOWS = {
         'maintenance[0].queues: "cheese" has none of the allowed forms: write all, a list of queue names',
     ),
     "bad time zone": (
-        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1", duration: 1h, timezone: Europe/Berlim}\n',
+        '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0", duration: 1h, timezone: Europe/Berlim}\n',
         "schedule.timezone: unknown time zone 'Europe/Berlim'",
     ),
 }
@@ -226,22 +285,92 @@ def test_a_bad_window_is_a_clear_error_naming_file_and_line(obs: Obs, case: str)
     assert "Traceback" not in obs.err
 
 
-def test_one_time_windows_are_checked_against_the_time_they_are_loaded(example_copy: Path) -> None:
+ONE_TIME = '    schedule: {start: 2027-01-10T01:00:00Z, end: "2027-01-10T03:00:00+00:00"}\n    queues: [low]\n'
+
+
+@pytest.mark.parametrize(
+    ("now", "schedule"),
+    [
+        # Before it starts: the whole window, plus the long class's drain time (its backlog threshold: 240 min)
+        # and 32 min for the crawled metrics to show the drain.
+        (datetime(2027, 1, 1), {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:32:00+00:00"}),
+        # Started: what is left, with no start (Datadog starts it when it is created; a live one keeps its own).
+        (datetime(2027, 1, 10, 2), {"end": "2027-01-10T07:32:00+00:00"}),
+        # The window is over but its drain grace is not.
+        (datetime(2027, 1, 10, 5), {"end": "2027-01-10T07:32:00+00:00"}),
+        # Over with its grace: nothing to render.
+        (datetime(2027, 1, 10, 8), None),
+        (datetime(2027, 1, 11, 8), None),
+    ],
+)
+def test_a_one_time_window_renders_what_is_left_of_it(
+    example_copy: Path, now: datetime, schedule: dict[str, str] | None
+) -> None:
     staging = example_copy / "environments" / "staging.yaml"
-    staging.write_text(
-        staging.read_text()
-        + mute_window(
-            '    schedule: {start: 2027-01-10T01:00:00Z, end: "2027-01-10T03:00:00+00:00"}\n    queues: [low]\n'
-        )
+    staging.write_text(staging.read_text() + mute_window(ONE_TIME))
+    defs = load(example_copy, now=now.replace(tzinfo=UTC))
+    found = [r for r in expand(defs, "staging") if r.key == "staging/low/depth/maintenance/upgrade"]
+    assert [r.body["schedule"] for r in found] == ([schedule] if schedule else [])
+    # Past or not, the window stays valid data: only one over for more than a day is worth a warning.
+    warnings = maintenance_definitions.stale(defs)
+    assert bool(warnings) == (now > datetime(2027, 1, 11, 3))
+    if warnings:
+        assert warnings[0].startswith("environments/staging.yaml:")
+        assert "the one-time window 'upgrade' ended 2027-01-10 03:00 UTC: remove it" in warnings[0]
+
+
+def test_a_recurrence_past_its_until_stays_valid(example_copy: Path) -> None:
+    staging = example_copy / "environments" / "staging.yaml"
+    rule = '    schedule: {rrule: "FREQ=DAILY;BYHOUR=1;BYMINUTE=0;UNTIL=20270105T000000Z", duration: 1h}\n'
+    staging.write_text(staging.read_text() + mute_window(rule))
+    defs = load(example_copy, now=datetime(2027, 6, 1, tzinfo=UTC))
+    assert any(r.key.endswith("/maintenance/upgrade") for r in expand(defs, "staging"))
+
+
+def test_a_started_window_is_created_without_its_past_start_and_then_plans_unchanged(obs: Obs, dd: FakeDatadog) -> None:
+    staging = obs.definitions / "environments" / "staging.yaml"
+    began = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
+    end = began + timedelta(hours=1)
+    text = (
+        f'    schedule: {{start: "{began:%Y-%m-%dT%H:%M:%SZ}", end: "{end:%Y-%m-%dT%H:%M:%SZ}"}}\n    queues: [low]\n'
     )
-    defs = load(example_copy, now=datetime(2027, 1, 1, tzinfo=UTC))
-    resources = expand(defs, "staging")
-    (depth,) = [r for r in resources if r.key == "staging/low/depth/maintenance/upgrade"]
-    # The downtime lasts the window plus the long class's drain time (its backlog threshold: 240 min), plus
-    # 32 min for the crawled metrics to show the drain.
-    assert depth.body["schedule"] == {"start": "2027-01-10T01:00:00+00:00", "end": "2027-01-10T07:32:00+00:00"}
-    with pytest.raises(ObsError, match="starts in the past"):
-        load(example_copy, now=datetime(2027, 1, 10, 2, tzinfo=UTC))
+    staging.write_text(staging.read_text() + mute_window(text))
+    assert obs("sync", "--env", "staging", "--yes") == 0, obs.err
+    written = [d["attributes"] for d in dd.downtimes.values() if "maintenance/upgrade" in d["attributes"]["message"]]
+    assert written and all(datetime.fromisoformat(d["schedule"]["start"]) > began for d in written)
+    assert obs("plan", "--env", "staging", "--detailed-exitcode") == 0, obs.out
+
+
+def test_an_ended_window_breaks_nothing_and_deletes_nothing(obs: Obs, dd: FakeDatadog) -> None:
+    """Once a one-time window is over, every command still works, and its downtimes (listed as ended, which obs
+    reads past) are not deleted: no mass-delete guard stops the environment's sync."""
+    staging = obs.definitions / "environments" / "staging.yaml"
+    before = staging.read_text()
+
+    def window(start: datetime) -> str:
+        end = start + timedelta(hours=1)
+        text = f'    schedule: {{start: "{start:%Y-%m-%dT%H:%M:%SZ}", end: "{end:%Y-%m-%dT%H:%M:%SZ}"}}\n'
+        return mute_window(text + "    drain_minutes: 0\n")
+
+    soon = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1)
+    staging.write_text(before + window(soon))
+    assert obs("sync", "--env", "staging", "--yes") == 0, obs.err
+    written = [d for d in dd.downtimes.values() if "maintenance/upgrade" in (d["attributes"]["message"] or "")]
+    assert len(written) > 16  # more than the mass-delete guard lets one sync remove
+    # Three hours later, as Datadog keeps them: the same window, now in the past.
+    earlier = soon - timedelta(hours=4)
+    staging.write_text(before + window(earlier))
+    for item in written:
+        schedule = item["attributes"]["schedule"]
+        schedule["start"] = earlier.isoformat()
+        schedule["end"] = (earlier + timedelta(hours=1, minutes=32)).isoformat()
+    assert obs("validate") == 0, obs.err
+    assert obs("maintenance", "list", "--env", "staging") == 0, obs.err
+    assert obs("sync", "--env", "staging", "--yes") == 0, obs.err
+    # The monitors' drain notes name the window's new times; no downtime is written or deleted.
+    assert "Applied: 0 created" in obs.out and " 0 deleted" in obs.out
+    assert "downtime" not in "".join(line for line in obs.out.splitlines() if line[:2] in ("+ ", "- ", "~ "))
+    assert obs("plan", "--env", "staging", "--detailed-exitcode") == 0, obs.out
 
 
 def test_mute_records_for_an_evaluation(example: Definitions) -> None:
@@ -273,6 +402,45 @@ def test_mute_records_for_an_evaluation(example: Definitions) -> None:
         ("weeknights", datetime(2027, 3, 5, 18, tzinfo=UTC), datetime(2027, 3, 6, 6, tzinfo=UTC)),
         ("weekends", datetime(2027, 3, 6, 6, tzinfo=UTC), datetime(2027, 3, 8, 6, tzinfo=UTC)),
     ]
+
+
+@pytest.mark.parametrize(
+    ("night", "wall_clock"),
+    [
+        # 29 March 2026: 02:00 CET becomes 03:00 CEST; 01:00-03:00 wall clock is one real hour.
+        (
+            datetime(2026, 3, 28, 22, tzinfo=UTC),
+            (datetime(2026, 3, 29, 0, tzinfo=UTC), datetime(2026, 3, 29, 1, tzinfo=UTC)),
+        ),
+        # 25 October 2026: 03:00 CEST becomes 02:00 CET; 01:00-03:00 wall clock is three real hours.
+        (
+            datetime(2026, 10, 24, 21, tzinfo=UTC),
+            (datetime(2026, 10, 24, 23, tzinfo=UTC), datetime(2026, 10, 25, 2, tzinfo=UTC)),
+        ),
+        # An ordinary night either side.
+        (
+            datetime(2026, 10, 23, 21, tzinfo=UTC),
+            (datetime(2026, 10, 23, 23, tzinfo=UTC), datetime(2026, 10, 24, 1, tzinfo=UTC)),
+        ),
+    ],
+)
+def test_a_berlin_window_mutes_its_wall_clock_hours_on_the_daylight_saving_nights(
+    example: Definitions, night: datetime, wall_clock: tuple[datetime, datetime]
+) -> None:
+    """prod's nightly-migrations (01:00-03:00 Europe/Berlin, 30 min to drain and 32 to show it): muted from 01:00
+    until 03:00 wall clock plus the grace, on both transition nights; what obs writes mutes the same minutes."""
+    env = example.environment("prod")
+    held = maintenance.mutings(example, env, example.env_queues["prod"], {})
+    records = maintenance.mute_records(env, held, night, night + timedelta(hours=12))
+    (age,) = [r for r in records if r.monitor_tags == ("env:prod", "managed-by:obs", "metric:age", "queue:default")]
+    grace = timedelta(minutes=62)
+    assert (age.start, age.window_end) == wall_clock
+    assert age.end >= wall_clock[1] + grace  # never unmuted before the wall-clock end plus the grace
+    # At most the hour the clocks skip is muted on top (in March, a fixed real duration cannot shrink).
+    assert age.end - (wall_clock[1] + grace) <= timedelta(hours=1) * (night.month == 3)
+    (written,) = [r for r in expand(example, "prod") if r.key == "prod/default/age/maintenance/nightly-migrations"]
+    muted = recurrence.spans(written.body["schedule"], night, night + timedelta(hours=12))
+    assert muted == [(age.start, age.end)]
 
 
 def test_the_drain_note_rides_on_the_muted_monitors_only(example: Definitions) -> None:

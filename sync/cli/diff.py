@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sync.check import accepted
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
+from sync.definitions import maintenance
 from sync.definitions.load import load
 from sync.errors import ObsError, Problem
 from sync.expand.desired import expand_all
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     head_commit = revision.commit_or_none(root, args.head or "HEAD") or ""
     said: list[Notice] = []
     base, base_facts = _base(root, args, base_commit, said)
+    _no_new_window_over(root, args)
     envs = environments(args.env, base, head)
     found = compare(
         args.base_label or args.base,
@@ -80,6 +82,19 @@ def _head(root: Path, ref: str | None) -> tuple[Rendered, Facts]:
             return _validated(folder), read_facts(folder)
         except ObsError as exc:
             raise _in_revision(exc, f"the head revision '{ref}' does not validate", "fix it there") from None
+
+
+def _no_new_window_over(root: Path, args: argparse.Namespace) -> None:
+    """Refuse a one-time window the head adds although it is over already (a past window the base has is fine)."""
+    known: dict[str, set[str]] = {}
+    if revision.defines(root, args.base, args.base_definitions):
+        with revision.checked_out(root, args.base, args.base_definitions) as folder:
+            known = maintenance.names_in(folder)
+    if args.head is None:
+        maintenance.refuse_new_and_over(load(root), known)
+        return
+    with revision.checked_out(root, args.head) as folder:
+        maintenance.refuse_new_and_over(load(folder), known)
 
 
 def _validated(folder: Path) -> Rendered:

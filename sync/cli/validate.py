@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from sync.check import accepted
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import counted
 from sync.definitions.load import load
+from sync.definitions.maintenance import stale
 
 
 def register(commands: Commands) -> None:
@@ -18,6 +20,8 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
     rendered = accepted.expand_checked(defs)
+    for warning in stale(defs):
+        print(f"warning: {warning}", file=sys.stderr)
     counts = ", ".join(f"{env}: {counted(resources)}" for env, resources in rendered.items())
     scenarios = f"{len(defs.scenarios)} scenarios, " if defs.scenarios else ""
     print(

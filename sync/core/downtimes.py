@@ -6,24 +6,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from sync.core import recurrence
 from sync.core.resources import Resource
 
 _FREQ = {"DAILY": "daily", "WEEKLY": "weekly", "MONTHLY": "monthly", "YEARLY": "yearly", "HOURLY": "hourly"}
 _DAYS = {"MO": "Mon", "TU": "Tue", "WE": "Wed", "TH": "Thu", "FR": "Fri", "SA": "Sat", "SU": "Sun"}
-_UNITS = (("w", 10080), ("d", 1440), ("h", 60), ("m", 1))
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def duration(minutes: int) -> str:
     """Datadog's duration string in the largest unit that divides it: 120 -> 2h, 90 -> 90m."""
-    for unit, size in _UNITS:
-        if minutes % size == 0:
-            return f"{minutes // size}{unit}"
-    return f"{minutes}m"  # pragma: no cover - every whole number of minutes divides by 1
+    return recurrence.duration(minutes)
 
 
 def minutes_of(text: str) -> int:
-    sizes = dict(_UNITS)
-    return int(text[:-1]) * sizes[text[-1]] if text and text[:-1].isdigit() and text[-1] in sizes else 0
+    return recurrence.minutes(text) or 0
 
 
 def schedule_words(schedule: Mapping[str, Any]) -> str:
@@ -44,12 +41,29 @@ def _recurrence(recurrence: Mapping[str, Any]) -> str:
         words = (
             [f"on {', '.join(days)}"] if parts.get("FREQ") in ("WEEKLY", "DAILY") else [*words, f"on {', '.join(days)}"]
         )
-    if "BYHOUR" in parts:
-        minute = parts.get("BYMINUTE", "0").split(",")[0]
-        hours = ", ".join(f"{int(h):02d}:{int(minute):02d}" for h in parts["BYHOUR"].split(","))
-        words.append(f"at {hours}")
+    if "BYMONTHDAY" in parts:
+        days = parts["BYMONTHDAY"].split(",")
+        words.append(f"days {days[0]}-{days[-1]}" if len(days) > 2 else f"day {' and '.join(days)}")
+    if "BYMONTH" in parts:
+        words.append(
+            "of "
+            + ", ".join(
+                _MONTHS[int(m) - 1] if m.isdigit() and 0 < int(m) < 13 else m for m in parts["BYMONTH"].split(",")
+            )
+        )
+    words.append(f"at {_time_of_day(parts, recurrence.get('start'))}")
     words.append(f"for {_length(minutes_of(str(recurrence.get('duration', ''))))}")
     return " ".join(words)
+
+
+def _time_of_day(parts: Mapping[str, str], start: Any) -> str:
+    """The rule's hours and minute; else its start's; else the time it was created (Datadog's DTSTART)."""
+    if "BYHOUR" in parts:
+        minute = parts.get("BYMINUTE", "0").split(",")[0]
+        return ", ".join(f"{int(h):02d}:{int(minute):02d}" for h in parts["BYHOUR"].split(","))
+    if start:
+        return str(start)[11:16] or "the time it was created"
+    return "the time it was created"
 
 
 def _length(minutes: int) -> str:

@@ -1,33 +1,33 @@
 """Maintenance windows of an environment: read from its file, checked with file:line errors.
 
-A one-time window must lie in the future when the definitions are loaded: Datadog would start a downtime
-whose start has passed at once, muting monitors nobody meant to mute now. `now` is passed in so tests can
-fix the time.
+A one-time window whose start has passed is valid data: while it lasts it renders what is left of its downtime,
+and once over it renders nothing (`stale` tells `obs validate` to have it removed). Recurrences are checked by
+the one recurrence engine (sync.core.recurrence). `now` is passed in so tests can fix the time.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dateutil.rrule import rrulestr
-
+from sync.core import recurrence
 from sync.definitions.model import BURN_ALERTS, DEFAULT_MUTES, Schedule, Window
 from sync.definitions.references import suggest
-from sync.definitions.source import KeyPath, Source
+from sync.definitions.source import KeyPath, Source, read
 from sync.errors import ObsError
 
 if TYPE_CHECKING:
     from sync.definitions.model import Definitions
 
-_DURATION = re.compile(r"^([1-9][0-9]*)([mhdw])$")
-_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 # Datadog takes the start and end of a recurrence from its own fields: these parts are refused in the RRULE.
 _NOT_IN_RRULE = ("DTSTART", "DTEND", "DURATION")
 _MAX_MINUTES = 7 * 1440  # a "maintenance" longer than a week is an outage to fix, not to mute
+# The v2 spec documents no limit on a recurrence's duration, only its form (DowntimeScheduleRecurrenceDuration,
+# https://docs.datadoghq.com/api/latest/downtimes/): obs's own week is the cap, for the window and its grace.
+MAX_RENDERED_MINUTES = 7 * 1440
 
 
 def windows(source: Source, now: datetime) -> tuple[Window, ...]:
@@ -57,24 +57,27 @@ def windows(source: Source, now: datetime) -> tuple[Window, ...]:
 def _schedule(source: Source, at: KeyPath, raw: Mapping[str, Any], now: datetime) -> Schedule:
     if "rrule" in raw:
         timezone = _timezone(source, (*at, "timezone"), raw.get("timezone", "UTC"))
-        return Schedule(
-            timezone=timezone,
-            rrule=_rrule(source, (*at, "rrule"), raw["rrule"]),
-            minutes=_duration(source, (*at, "duration"), raw["duration"]),
-        )
+        minutes = _duration(source, (*at, "duration"), raw["duration"])
+        rule = _rrule(source, (*at, "rrule"), raw["rrule"], timezone, now)
+        clash = recurrence.collision(rule, timezone, minutes, 0, now)
+        if clash is not None:
+            raise source.error((*at, "duration"), _overlap(clash), "shorten the window or space out its occurrences")
+        return Schedule(timezone=timezone, rrule=rule, minutes=minutes, now=now)
     start = _moment(source, (*at, "start"), raw["start"])
     end = _moment(source, (*at, "end"), raw["end"])
-    if start <= now:
-        raise source.error(
-            (*at, "start"),
-            f"the one-time window starts in the past ({start:%Y-%m-%d %H:%M} UTC; it is now {now:%Y-%m-%d %H:%M} UTC)",
-            "move it to the future, or remove it once it has run (for unplanned work: obs maintenance start)",
-        )
     if end <= start:
         raise source.error((*at, "end"), "the window ends before it starts", "set end after start")
     if (end - start).total_seconds() > _MAX_MINUTES * 60:
         raise source.error((*at, "end"), "the window lasts more than a week", "shorten it, or split it in two")
-    return Schedule(start=start, end=end)
+    return Schedule(start=start, end=end, now=now)
+
+
+def _overlap(clash: tuple[datetime, datetime]) -> str:
+    ends, begins = clash
+    return (
+        f"the window's occurrences overlap or touch (one lasts until {ends:%Y-%m-%d %H:%M} UTC, the next starts"
+        f" {begins:%Y-%m-%d %H:%M} UTC): its monitors would never unmute"
+    )
 
 
 def _timezone(source: Source, at: KeyPath, name: str) -> str:
@@ -86,31 +89,33 @@ def _timezone(source: Source, at: KeyPath, name: str) -> str:
 
 
 def _duration(source: Source, at: KeyPath, text: str) -> int:
-    found = _DURATION.match(str(text))
-    minutes = int(found.group(1)) * _MINUTES[found.group(2)] if found else 0
-    if not found or minutes > _MAX_MINUTES:
+    minutes = recurrence.minutes(text)
+    if minutes is None or minutes > _MAX_MINUTES:
         raise source.error(at, f"'{text}' is not a duration of at most a week", "write e.g. 90m, 2h or 1d")
     return minutes
 
 
-def _rrule(source: Source, at: KeyPath, text: str) -> str:
-    """The RRULE in Datadog's form: upper case, FREQ first, no RRULE: prefix; refused when it does not parse."""
+def _rrule(source: Source, at: KeyPath, text: str, timezone: str, now: datetime) -> str:
+    """The RRULE in Datadog's form: upper case, FREQ first, no RRULE: prefix; refused when it does not parse,
+    repeats more often than hourly, leaves its time of day or days to when Datadog creates it, or never fires."""
     rule = str(text).strip().upper().removeprefix("RRULE:").strip(";")
     parts = [p for p in rule.split(";") if p]
     names = [p.split("=", 1)[0] for p in parts]
     bad = [n for n in names if n in _NOT_IN_RRULE]
     if bad:
         raise source.error(at, f"{bad[0]} is not allowed in the RRULE", "give the length as duration instead")
-    try:
-        rrulestr(rule, dtstart=datetime(2000, 1, 1))
-    except (ValueError, TypeError) as exc:
-        raise source.error(
-            at, f"the RRULE does not parse ({exc})", "write e.g. FREQ=DAILY;BYHOUR=1;BYMINUTE=0"
-        ) from None
     if "FREQ" not in names:
         raise source.error(at, "the RRULE has no FREQ", "start it with FREQ=DAILY, FREQ=WEEKLY, ...")
     freq = parts[names.index("FREQ")]
-    return ";".join([freq, *(p for p in parts if p != freq)])
+    rule = ";".join([freq, *(p for p in parts if p != freq)])
+    wrong = recurrence.problem(rule)
+    if wrong is not None:
+        raise source.error(at, *wrong)
+    # Without UNTIL: a rule that has run its course stays valid data, as an ended one-time window does.
+    unbounded = ";".join(p for p in rule.split(";") if not p.startswith("UNTIL="))
+    if not recurrence.starts(unbounded, timezone, now, now + timedelta(days=366)):
+        raise source.error(at, "the RRULE has no occurrence in the next year", "check its BYMONTH and BYMONTHDAY")
+    return rule
 
 
 def _moment(source: Source, at: KeyPath, value: Any) -> datetime:
@@ -124,6 +129,74 @@ def _moment(source: Source, at: KeyPath, value: Any) -> datetime:
     if not isinstance(moment, datetime) or moment.tzinfo is None:
         raise source.error(at, f"'{value}' is not a time with a UTC offset", "write e.g. 2027-01-10T01:00:00Z")
     return moment.astimezone(UTC)
+
+
+def check_grace(window: Window, grace: int, source: Source | None) -> None:
+    """Refuse a recurrence whose occurrences plus the queue's drain grace (known once expanded) overlap, or
+    whose downtime would be too long."""
+    sched = window.schedule
+    assert sched.rrule is not None
+    at = ("maintenance", window.index, "schedule", "duration")
+    since = sched.now or datetime(2026, 1, 1, tzinfo=UTC)
+    clash = recurrence.collision(sched.rrule, sched.timezone, sched.minutes, grace, since)
+    longest = max(length for _, length in recurrence.recurrences(sched.rrule, sched.timezone, sched.minutes, grace))
+    what = fix = ""
+    if clash is not None:
+        what = (
+            f"window '{window.name}': with {grace} min to drain after each occurrence it reaches the next one"
+            f" ({clash[1]:%Y-%m-%d %H:%M} UTC): its monitors would never unmute"
+        )
+        fix = "shorten the window or its drain_minutes, or space out its occurrences"
+    elif longest > MAX_RENDERED_MINUTES:
+        what = f"window '{window.name}' would mute for {longest} min at a time, more than a week with its drain grace"
+        fix = "shorten the window or its drain_minutes"
+    if what:
+        raise source.error(at, what, fix) if source is not None else ObsError.of(what, fix)
+
+
+def stale(defs: Definitions) -> list[str]:
+    """Warnings for one-time windows that ended more than a day before the definitions were loaded: they
+    render nothing any more and only wait to be removed."""
+    out = []
+    for env in defs.environments:
+        for window in env.maintenance:
+            sched = window.schedule
+            if sched.end is not None and sched.now is not None and sched.end + timedelta(days=1) < sched.now:
+                at: KeyPath = ("maintenance", window.index, "schedule", "end")
+                problem = env.source.error(
+                    at, f"the one-time window '{window.name}' ended {sched.end:%Y-%m-%d %H:%M} UTC", "remove it"
+                )
+                out.append(problem.problems[0].render())
+    return out
+
+
+def names_in(folder: Path) -> dict[str, set[str]]:
+    """Each environment's window names in a definitions folder, as written; what cannot be read has none."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((folder / "environments").glob("*.y*ml")):
+        try:
+            data = read(path, path.name).data
+        except ObsError:
+            continue
+        windows = data.get("maintenance") if isinstance(data, Mapping) else None
+        if isinstance(data, Mapping) and isinstance(data.get("name"), str) and isinstance(windows, list):
+            out[data["name"]] = {str(w.get("name")) for w in windows if isinstance(w, Mapping)}
+    return out
+
+
+def refuse_new_and_over(defs: Definitions, known: Mapping[str, set[str]]) -> None:
+    """A one-time window the base lacks that is over already was added after its time: it would mute nothing."""
+    for env in defs.environments:
+        for window in env.maintenance:
+            sched = window.schedule
+            new = window.name not in known.get(env.name, set())
+            if new and sched.end is not None and sched.now is not None and sched.end <= sched.now:
+                raise env.source.error(
+                    ("maintenance", window.index, "schedule", "end"),
+                    f"the one-time window '{window.name}' is new and already over (it ended {sched.end:%Y-%m-%d %H:%M}"
+                    f" UTC; it is now {sched.now:%Y-%m-%d %H:%M} UTC)",
+                    "give it times to come, or leave it out",
+                )
 
 
 def check(defs: Definitions) -> None:

@@ -129,6 +129,8 @@ class Schedule:
     minutes: int = 0  # a recurrence's duration
     start: datetime | None = None  # a one-time window's, in UTC
     end: datetime | None = None
+    # When the definitions were loaded: a one-time window renders only what is left of it then.
+    now: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,14 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
 
-from dateutil.rrule import rrulestr
-
+from sync.core import recurrence
 from sync.core.downtimes import duration, schedule_words
 from sync.core.kinds import DOWNTIME
 from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource
-from sync.definitions.maintenance import mutes
+from sync.definitions.maintenance import check_grace, mutes
 from sync.definitions.model import BURN_ALERTS, Definitions, Environment, Queue, Window
+from sync.definitions.source import Source
 from sync.expand.settings import Shared, settings_for
 
 # Depth, age and backlog of a parking queue grow by design while the window lasts, whatever it mutes.
@@ -122,7 +121,7 @@ def downtimes(env: Environment, held: Mutings, monitors: Iterable[Resource]) -> 
     for queue, found in held.items():
         for muting in found:
             for metric in sorted(muting.metrics):
-                if (queue, metric) in present:
+                if (queue, metric) in present and not _over(muting.window, muting.drain_minutes):
                     out.append(downtime(env, muting, queue, metric))
     return out
 
@@ -136,7 +135,7 @@ def downtime(env: Environment, muting: Muting, queue: str, metric: str) -> Resou
         "monitor_identifier": {"monitor_tags": monitor_tags(env.name, queue, metric)},
         "message": message(env.name, window, queue, metric, muting.drain_minutes, f"{DOWNTIME_MARKER}{key}"),
         "display_timezone": window.schedule.timezone,
-        "schedule": schedule(window, muting.drain_minutes),
+        "schedule": schedule(window, muting.drain_minutes, env.source),
         "mute_first_recovery_notification": True,  # no "recovered" for an alert nobody was told about
         "notify_end_states": list(NOTIFY_END_STATES),
         "notify_end_types": ["expired"],
@@ -160,13 +159,29 @@ def message(env: str, window: Window, queue: str, metric: str, grace: int, marke
     return "\n".join(lines)
 
 
-def schedule(window: Window, grace: int) -> dict[str, object]:
+def schedule(window: Window, grace: int, source: Source | None = None) -> dict[str, object]:
+    """The downtime's schedule: the recurrences that mute the window plus `grace` (sync.core.recurrence), or
+    what is left of a one-time window when the definitions were loaded: without a start once it has begun
+    (Datadog starts it when it is created, and does not compare it), empty once it is over."""
     sched = window.schedule
     if sched.rrule is not None:
-        recurrence = {"rrule": sched.rrule, "duration": duration(sched.minutes + grace)}
-        return {"recurrences": [recurrence], "timezone": sched.timezone}
+        check_grace(window, grace, source)
+        found = recurrence.recurrences(sched.rrule, sched.timezone, sched.minutes, grace)
+        rendered = [{"rrule": rule, "duration": duration(length)} for rule, length in found]
+        return {"recurrences": rendered, "timezone": sched.timezone}
     assert sched.start is not None and sched.end is not None  # a one-time window has both
-    return {"start": sched.start.isoformat(), "end": (sched.end + timedelta(minutes=grace)).isoformat()}
+    end = sched.end + timedelta(minutes=grace)
+    if sched.now is not None and end <= sched.now:
+        return {}
+    if sched.now is not None and sched.start <= sched.now:
+        return {"end": end.isoformat()}
+    return {"start": sched.start.isoformat(), "end": end.isoformat()}
+
+
+def _over(window: Window, grace: int) -> bool:
+    """Whether a one-time window and its grace were over when the definitions were loaded."""
+    sched = window.schedule
+    return sched.end is not None and sched.now is not None and sched.end + timedelta(minutes=grace) <= sched.now
 
 
 def listing(env: Environment) -> str:
@@ -213,38 +228,44 @@ def records(defs: Definitions, env_name: str, start: datetime, end: datetime) ->
 
 
 def mute_records(env: Environment, held: Mutings, start: datetime, end: datetime) -> list[MuteRecord]:
-    """Every muted stretch of each downtime that overlaps [start, end), in time order."""
+    """Every muted stretch of each downtime that overlaps [start, end), in time order: what the downtime obs
+    writes mutes (its rendered schedule through sync.core.recurrence), whenever the definitions were loaded."""
     out = []
     for queue, found in held.items():
         for muting in found:
-            for begins, finishes in occurrences(muting.window, start - timedelta(minutes=muting.drain_minutes), end):
-                until = finishes + timedelta(minutes=muting.drain_minutes)
-                if until > start:
-                    for metric in sorted(muting.metrics):
-                        tags = tuple(monitor_tags(env.name, queue, metric))
-                        out.append(MuteRecord(muting.window.name, begins, until, finishes, tags))
+            window = muting.window
+            for begins, until in _muted(window, muting.drain_minutes, env.source, start, end):
+                finishes = _window_end(window, begins)
+                for metric in sorted(muting.metrics):
+                    tags = tuple(monitor_tags(env.name, queue, metric))
+                    out.append(MuteRecord(window.name, begins, until, finishes, tags))
     return sorted(out, key=lambda r: (r.start, r.window, r.monitor_tags))
 
 
+def _muted(window: Window, grace: int, source: Source, start: datetime, end: datetime) -> list[recurrence.Span]:
+    sched = window.schedule
+    if sched.rrule is None:
+        assert sched.start is not None and sched.end is not None
+        until = sched.end + timedelta(minutes=grace)
+        return [(sched.start, until)] if sched.start < end and until > start else []
+    return recurrence.spans(schedule(window, grace, source), start, end)
+
+
+def _window_end(window: Window, begins: datetime) -> datetime:
+    sched = window.schedule
+    if sched.rrule is None:
+        assert sched.end is not None
+        return sched.end
+    return recurrence.wall_end(begins, sched.minutes, sched.timezone)
+
+
 def occurrences(window: Window, start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
-    """The window's own stretches (without drain grace) that overlap [start, end), in UTC."""
+    """The window's own stretches (start, wall-clock end, without drain grace) that overlap [start, end), in UTC."""
     sched = window.schedule
     if sched.rrule is None:
         assert sched.start is not None and sched.end is not None
         return [(sched.start, sched.end)] if sched.start < end and sched.end > start else []
-    zone = ZoneInfo(sched.timezone)
-    length = timedelta(minutes=sched.minutes)
-    # Local midnight well before the range, so an occurrence that began earlier and still lasts is found.
-    first = (start - length - timedelta(days=1)).astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
-    rule = rrulestr(sched.rrule, dtstart=first.replace(tzinfo=None))
-    found = []
-    for local in rule.xafter(first.replace(tzinfo=None), inc=True):
-        begins = local.replace(tzinfo=zone).astimezone(UTC)
-        if begins >= end:
-            break
-        if begins + length > start:
-            found.append((begins, begins + length))
-    return found
+    return recurrence.occurrences(sched.rrule, sched.timezone, sched.minutes, start, end)
 
 
 def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, reason: str) -> dict[str, object]:

@@ -443,9 +443,30 @@ def test_a_nightly_downtime_follows_its_wall_clock() -> None:
     with pytest.raises(Refused, match="not modelled"):
         bad = {
             **attributes,
-            "schedule": {"recurrences": [{"rrule": "FREQ=MONTHLY", "start": "2026-11-01T19:00", "duration": "1h"}]},
+            "schedule": {"recurrences": [{"rrule": "FREQ=MINUTELY", "start": "2026-11-01T19:00", "duration": "1h"}]},
         }
         downtime.windows(bad, EVENING, 100, UTC)
+
+
+def test_a_recurrence_obs_writes_is_placed_without_a_start() -> None:
+    """obs sends no recurrence start (its rules fix their own times); monthly rules are modelled too."""
+    attributes: dict[str, Any] = {
+        "monitor_identifier": {"monitor_tags": ["env:dev"]},
+        "schedule": {
+            "timezone": "Europe/Berlin",
+            "recurrences": [
+                {"rrule": "FREQ=DAILY;BYHOUR=19;BYMINUTE=0", "duration": "12h"},
+                {"rrule": "FREQ=MONTHLY;BYMONTHDAY=3;BYHOUR=19;BYMINUTE=0", "duration": "1d"},
+            ],
+        },
+    }
+    # Minute 0 is 19:00 Berlin on 1 December; the monthly one on the 3rd holds the mute until 4 December 19:00,
+    # when that night's begins: one stretch.
+    found = downtime.windows(attributes, EVENING, 4 * 1440, ZoneInfo("Europe/Berlin"))
+    assert [(w.start, w.end) for w in found] == [(0, 720), (1440, 2160), (2880, 5040), (5760, 6480)]
+    with pytest.raises(Refused, match="without a start"):
+        weekly = {"rrule": "FREQ=WEEKLY;BYHOUR=19;BYMINUTE=0", "duration": "1h"}
+        downtime.windows({**attributes, "schedule": {"recurrences": [weekly]}}, EVENING, 100, UTC)
 
 
 def test_expiry_notifies_only_for_the_end_states_and_types_it_lists() -> None:

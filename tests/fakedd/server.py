@@ -197,6 +197,12 @@ class FakeDatadog:
             answer: Body = self._downtimes.create(body)["data"]
             return answer
 
+    def shown_downtime(self, downtime_id: str) -> Body:
+        """A downtime as a read answers it: status and current_downtime from the clock."""
+        with self._lock:
+            answer: Body = self._downtimes.get(downtime_id)["data"]
+            return answer
+
     def cancel_downtime(self, downtime_id: str) -> None:
         with self._lock:
             self._downtimes.cancel(downtime_id)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
+from sync.core import recurrence
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow
 
-_DURATION = re.compile(r"^(\d+)([mhdw])$")
-_UNIT = {"m": 1, "h": 60, "d": 1440, "w": 10080}
-_DAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 _ALL_STATES = ("alert", "warn", "no data")
 
 
@@ -46,57 +43,28 @@ def windows(body: Mapping[str, Any], starts_at: datetime, duration: int, zone: t
 
 
 def _spans(schedule: Mapping[str, Any], origin: datetime, duration: int, zone: tzinfo) -> list[tuple[int, int]]:
+    """The schedule's muted minutes, through the engine that renders the downtimes obs writes."""
+
     def minute(moment: datetime) -> int:
         return int((moment - origin).total_seconds() // 60)
 
-    if "recurrences" not in schedule:
-        begins = _instant(schedule.get("start"), UTC) or origin
-        ends = _instant(schedule.get("end"), UTC)
-        return [(max(minute(begins), 0), minute(ends) if ends else duration + 1)]
-    out: list[tuple[int, int]] = []
-    for recurrence in schedule["recurrences"]:
-        length = _length(str(recurrence.get("duration", "")))
-        first = _instant(recurrence.get("start"), zone)
-        if first is None:
-            raise Refused("a recurring downtime without a start cannot be placed in the scenario's minutes")
-        for occurrence in _occurrences(str(recurrence.get("rrule", "")), first, origin + timedelta(minutes=duration)):
-            start = minute(occurrence)
-            if start + length > 0:
-                out.append((max(start, 0), start + length))
-    return sorted(out)
+    for found in schedule.get("recurrences") or ():
+        wrong = _unmodelled(found)
+        if wrong:
+            raise Refused(wrong)
+    name = str(getattr(zone, "key", None) or zone)
+    try:
+        found = recurrence.spans(schedule, origin, origin + timedelta(minutes=duration + 1), name)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    return [(max(minute(begins), 0), minute(ends)) for begins, ends in found]
 
 
-def _occurrences(rrule: str, first: datetime, until: datetime) -> list[datetime]:
-    """DAILY and WEEKLY rules, with INTERVAL and BYDAY: what schedules out-of-hours downtimes."""
-    parts = dict(part.split("=", 1) for part in rrule.split(";") if "=" in part)
-    freq, interval = parts.get("FREQ"), int(parts.get("INTERVAL", "1"))
-    if freq not in ("DAILY", "WEEKLY") or set(parts) - {"FREQ", "INTERVAL", "BYDAY"}:
-        raise Refused(f"the recurrence {rrule!r} is not modelled: use FREQ=DAILY or WEEKLY with INTERVAL and BYDAY")
-    days = {_DAYS.index(d) for d in parts["BYDAY"].split(",")} if "BYDAY" in parts else None
-    out = []
-    day = first
-    while day < until:
-        weeks = (day.date() - first.date()).days // 7
-        on_day = days is None or day.weekday() in days
-        if (freq == "DAILY" and ((day.date() - first.date()).days % interval == 0) and on_day) or (
-            freq == "WEEKLY"
-            and weeks % interval == 0
-            and (day.weekday() in days if days else day.weekday() == first.weekday())
-        ):
-            out.append(day)
-        day += timedelta(days=1)
-    return out
-
-
-def _length(text: str) -> int:
-    match = _DURATION.match(text)
-    if not match:
-        raise Refused(f"the downtime duration {text!r} is not a number of m, h, d or w")
-    return int(match.group(1)) * _UNIT[match.group(2)]
-
-
-def _instant(text: Any, zone: tzinfo) -> datetime | None:
-    if not text:
-        return None
-    moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+def _unmodelled(found: Mapping[str, Any]) -> str:
+    """Why a recurrence cannot be placed: finer than hourly, or (without a start) dependent on when it was made."""
+    rule = str(found.get("rrule", ""))
+    if recurrence.parts(rule).get("FREQ") not in recurrence.FREQS:
+        return f"the recurrence {rule!r} is not modelled: it repeats more often than hourly"
+    if not found.get("start") and recurrence.problem(rule) is not None:
+        return f"the recurrence {rule!r} without a start depends on when Datadog created it, which obs cannot know"
+    return ""
