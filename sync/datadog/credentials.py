@@ -55,12 +55,12 @@ def key(environ: Mapping[str, str], name: str) -> str:
     """A key without the whitespace around it (a secret saved from a file ends with a newline); any other
     character that no key has is refused, naming its position only: the message must show no key byte."""
     value = environ[name].strip(" \t\r\n\f\v")
-    bad = next((i for i, char in enumerate(value) if not "!" <= char <= "~"), None)
-    if not value or bad is not None:
-        what = (
-            "is only whitespace" if not value else f"has a control, space or non-ASCII character at position {bad + 1}"
-        )
-        raise ObsError.of(f"{name} {what}", f"set {name} to the key exactly as Datadog shows it")
+    fix = f"set {name} to the key exactly as Datadog shows it"
+    if not value:
+        raise ObsError.of(f"{name} is only whitespace", fix)
+    bad = next((i for i, char in enumerate(value, 1) if not "!" <= char <= "~"), None)
+    if bad is not None:
+        raise ObsError.of(f"{name} has a control, space or non-ASCII character at position {bad}", fix)
     return value
 
 
