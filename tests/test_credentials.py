@@ -109,3 +109,21 @@ def test_plain_http_to_another_host_is_refused(host: str) -> None:
         f"DD_HOST {host} would send the keys unencrypted: http:// is only for a server on this machine "
         "(localhost, 127.0.0.1, ::1): use https://, e.g. https://api.datadoghq.com"
     )
+
+
+def test_a_refused_key_is_told_the_scopes_obs_reads_with(
+    obs: Obs, dd: FakeDatadog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DD_APP_KEY", "an-application-key-of-another-org")
+    assert obs("plan", "--env", "staging") == 1
+    assert obs.err.startswith("error: could not read the live org: GET /api/")
+    assert ": HTTP 403: Forbidden: check that DD_API_KEY and DD_APP_KEY belong to this org, and that the " in obs.err
+    assert "application key has the scopes monitors_read, dashboards_read, slos_read and monitors_downtime (" in obs.err
+    label = obs.err.split("could not read the live org: ")[1].split(":")[0]
+    scope = {
+        "/api/v2/downtime": "monitors_downtime",
+        "/api/v1/slo": "slos_read",
+        "/api/v1/monitor": "monitors_read",
+        "/api/v1/dashboard": "dashboards_read",
+    }
+    assert f"({label} needs {scope[label.split(' ')[1]]})\n" in obs.err
