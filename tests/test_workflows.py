@@ -140,11 +140,15 @@ def test_no_expression_is_expanded_inside_a_shell_script() -> None:
             assert "${{" not in step.get("run", ""), f"{name} {job_name}: pass event data through env:"
 
 
-# A stand-in for the GitHub CLI: `gh api` answers from a JSON file of pull requests, files and comments
-# (filtered with the real jq, as gh --jq does), and records the comments it is asked to post.
+# A stand-in for the GitHub CLI: `gh api` answers from a JSON file of pull requests, files, comments and
+# issues (filtered with the real jq, as gh --jq does); writes and other commands are recorded.
 FAKE_GH = r"""#!/usr/bin/env python3
 import json, os, re, subprocess, sys
 state = json.load(open(os.environ["FAKE_GH_STATE"]))
+if sys.argv[1] != "api":
+    with open(os.environ["FAKE_GH_POSTED"], "a") as log:
+        log.write(json.dumps({"argv": sys.argv[1:]}) + "\n")
+    sys.exit(0)
 args = sys.argv[2:]
 method, jq, fields, paths = "GET", None, {}, []
 while args:
@@ -153,7 +157,7 @@ while args:
     elif arg == "--jq": jq = args.pop(0)
     elif arg == "-F": name, _, value = args.pop(0).partition("="); fields[name] = open(value[1:]).read()
     elif arg != "--paginate": paths.append(arg)
-path = paths[0].split("?")[0]
+path, _, query = paths[0].partition("?")
 if method != "GET":
     with open(os.environ["FAKE_GH_POSTED"], "a") as log:
         log.write(json.dumps({"method": method, "path": path, "body": fields["body"]}) + "\n")
@@ -161,6 +165,9 @@ if method != "GET":
 number = re.search(r"/(\d+)", path)
 if path.endswith("/pulls"):
     answer = state["pulls"]
+elif path.endswith("/issues"):
+    wanted = dict(p.split("=", 1) for p in query.split("&")).get("labels")
+    answer = [i for i in state["issues"] if wanted in [label["name"] for label in i["labels"]]]
 elif path.endswith("/files"):
     answer = [{"filename": f} for f in state["files"][number.group(1)]]
 elif path.endswith("/comments"):
@@ -183,34 +190,22 @@ def pull(number: int, sha: str, repo: str = "acme/jobs") -> dict[str, Any]:
     }
 
 
-def comment_job(
-    tmp_path: Path, pulls: list[dict[str, Any]], files: list[str], *, run_pulls: str = "[]", text: str = "preview"
-) -> list[dict[str, Any]]:
-    """Runs the comment job's script as Actions would, for a run of head `abc123` of acme/jobs; what it posted."""
-    job = load("obs-comment.yml")["jobs"]["comment"]
-    step = next(s for s in job["steps"] if "run" in s)
+def run_step(tmp_path: Path, step: dict[str, Any], state: dict[str, Any], env: dict[str, str]) -> list[dict[str, Any]]:
+    """Runs a step's script as Actions would (bash -eo pipefail) with the fake gh; what it wrote or ran."""
+    assert set(env) <= set(step["env"]) | {"GH_TOKEN"}, "the script reads only what the step passes it"
     (tmp_path / "bin").mkdir(exist_ok=True)
     gh = tmp_path / "bin" / "gh"
     gh.write_text(FAKE_GH)
     gh.chmod(0o755)
-    state = {"pulls": pulls, "files": {str(p["number"]): files for p in pulls}, "comments": {}}
     (tmp_path / "state.json").write_text(json.dumps(state))
-    (tmp_path / "comment.md").write_text(text)  # what the pull request's run uploaded
+    posted = tmp_path / "posted.jsonl"
+    posted.unlink(missing_ok=True)
     environ = {
         "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
         "FAKE_GH_STATE": str(tmp_path / "state.json"),
-        "FAKE_GH_POSTED": str(tmp_path / "posted.jsonl"),
-        "GH_TOKEN": "token",
-        "REPO": "acme/jobs",
-        "RUN_ID": "77",
-        "RUN_URL": "https://github.com/acme/jobs/actions/runs/77",
-        "RUN_PULLS": run_pulls,
-        "HEAD_SHA": "abc123",
-        "HEAD_REPO": pulls[0]["head"]["repo"]["full_name"] if pulls else "acme/jobs",
-        "CONCLUSION": "success",
+        "FAKE_GH_POSTED": str(posted),
+        **env,
     }
-    for name in ("GH_TOKEN", "REPO", "RUN_ID", "RUN_URL", "RUN_PULLS", "HEAD_SHA", "HEAD_REPO", "CONCLUSION"):
-        assert name in step["env"], name
     done = subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
         cwd=tmp_path,
@@ -220,8 +215,28 @@ def comment_job(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    posted = tmp_path / "posted.jsonl"
     return [json.loads(line) for line in posted.read_text().splitlines()] if posted.exists() else []
+
+
+def comment_job(
+    tmp_path: Path, pulls: list[dict[str, Any]], files: list[str], *, run_pulls: str = "[]", text: str = "preview"
+) -> list[dict[str, Any]]:
+    """The comment job's script for a run of head `abc123` of acme/jobs; what it posted."""
+    job = load("obs-comment.yml")["jobs"]["comment"]
+    step = next(s for s in job["steps"] if "run" in s)
+    state = {"pulls": pulls, "files": {str(p["number"]): files for p in pulls}, "comments": {}}
+    (tmp_path / "comment.md").write_text(text)  # what the pull request's run uploaded
+    environ = {
+        "GH_TOKEN": "token",
+        "REPO": "acme/jobs",
+        "RUN_ID": "77",
+        "RUN_URL": "https://github.com/acme/jobs/actions/runs/77",
+        "RUN_PULLS": run_pulls,
+        "HEAD_SHA": "abc123",
+        "HEAD_REPO": pulls[0]["head"]["repo"]["full_name"] if pulls else "acme/jobs",
+        "CONCLUSION": "success",
+    }
+    return run_step(tmp_path, step, state, environ)
 
 
 def test_the_comment_says_it_was_rendered_by_the_pull_requests_own_code(tmp_path: Path) -> None:
@@ -262,3 +277,37 @@ def test_the_comment_goes_only_to_the_previewed_pull_request(tmp_path: Path) -> 
     assert comment_job(tmp_path, pushed_since, ["environments/dev.yaml"], run_pulls='[{"number": 3}]') == []
     (posted,) = comment_job(tmp_path, [pull(3, "abc123")], ["queues.yaml"], run_pulls='[{"number": 3}]')
     assert posted["path"] == "repos/acme/jobs/issues/3/comments"
+
+
+def issue(number: int, author: str, labels: list[str]) -> dict[str, Any]:
+    return {
+        "number": number,
+        "title": "obs drift: prod",
+        "user": {"login": author},
+        "labels": [{"name": n} for n in labels],
+    }
+
+
+def drift_job(tmp_path: Path, issues: list[dict[str, Any]], drift: str) -> list[list[str]]:
+    """The drift job's issue step for prod; the gh commands it ran."""
+    job = load("obs-drift.yml")["jobs"]["drift"]
+    step = next(s for s in job["steps"] if s.get("name") == "Keep the drift issue up to date")
+    (tmp_path / "drift.md").write_text("- **update** monitor `prod/high/age`\n")
+    env = {"GH_TOKEN": "t", "REPO": "acme/jobs", "OBS_ENV": "prod", "DRIFT": drift, "RUN_URL": "https://run"}
+    return [entry["argv"] for entry in run_step(tmp_path, step, {"issues": issues}, env)]
+
+
+def test_the_drift_issue_is_the_bots_own_found_by_its_label(tmp_path: Path) -> None:
+    planted = [issue(1, "mallory", ["obs-drift-prod"]), issue(2, "github-actions[bot]", ["question"])]
+    ran = drift_job(tmp_path, planted, "true")
+    assert [argv[:2] for argv in ran] == [["label", "create"], ["issue", "create"]], (
+        "someone else's issue is left alone"
+    )
+    assert ran[1][ran[1].index("--label") + 1] == "obs-drift-prod"
+    ours = [*planted, issue(3, "github-actions[bot]", ["obs-drift-prod"])]
+    assert drift_job(tmp_path, ours, "true") == [
+        ["issue", "edit", "3", "--repo", "acme/jobs", "--body-file", "body.md"]
+    ]
+    (closed,) = drift_job(tmp_path, ours, "false")
+    assert closed[:3] == ["issue", "close", "3"]
+    assert drift_job(tmp_path, planted, "false") == []
