@@ -311,3 +311,16 @@ def test_the_drift_issue_is_the_bots_own_found_by_its_label(tmp_path: Path) -> N
     (closed,) = drift_job(tmp_path, ours, "false")
     assert closed[:3] == ["issue", "close", "3"]
     assert drift_job(tmp_path, planted, "false") == []
+
+
+@pytest.mark.parametrize("name", every())
+def test_only_the_audit_job_can_mint_an_aws_token_and_it_holds_no_datadog_key(name: str) -> None:
+    for job_name, job in load(name)["jobs"].items():
+        runs = " ".join(s.get("run", "") for s in job.get("steps", []))
+        if job.get("permissions", {}).get("id-token") != "write":
+            assert "obs-aws-oidc.sh" not in runs, job_name
+            continue
+        assert "obs-aws-oidc.sh" in runs and "obs audit" in runs, job_name
+        assert "secrets." not in yaml.safe_dump(job), f"{job_name}: the job that can reach AWS holds no secret"
+        assert "obs sync" not in runs and "obs diff" not in runs and "obs plan" not in runs, job_name
+        assert job["environment"], "the AWS role trusts the environment's token only"
