@@ -212,6 +212,19 @@ def test_a_plan_file_made_with_another_orgs_key_is_refused(obs: Obs, dd: FakeDat
     assert dd.calls("GET", "/api/v2/validate") == 2 and dd.calls("PUT") == 0
 
 
+def test_where_the_keys_org_cannot_be_read_the_plan_says_so_and_stays_bound_to_that(
+    obs: Obs, dd: FakeDatadog, tmp_path: Path
+) -> None:
+    dd.identifies_keys = False  # a site that does not offer GET /api/v2/validate (in preview)
+    saved = approved_update(obs, tmp_path)
+    assert json.loads(saved.read_text())["org"] is None
+    dd.identifies_keys = True
+    assert f"made for the org obs could not identify, but DD_API_KEY is {dd.org_id}'s" in refused(obs, dd, saved)
+    dd.identifies_keys = False
+    assert obs("sync", "--env", "prod", "--plan", str(saved)) == 0, obs.err
+    assert "Applied: 0 created, 1 updated" in obs.out
+
+
 def test_a_plan_file_made_against_another_host_is_refused(obs: Obs, dd: FakeDatadog, tmp_path: Path) -> None:
     saved = approved_update(obs, tmp_path)
     edit(saved, host="https://api.datadoghq.eu")

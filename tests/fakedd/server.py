@@ -99,6 +99,7 @@ class FakeDatadog:
         self.app_key = app_key or secrets.token_hex(20)
         self.org_id = str(uuid.uuid4())  # the org the keys belong to, as GET /api/v2/validate names it
         self.api_key_id = str(uuid.uuid4())
+        self.identifies_keys = True  # False: a site where the endpoint (in preview) is not offered
         self.log: list[Request] = []
         self._lock = threading.RLock()
         self._monitors = Monitors()
@@ -321,6 +322,8 @@ class FakeDatadog:
                 case "delete slo":
                     return self._slos.delete(key, self._referring_to(key), param(query, "force") == "true")
                 case "identify key":
+                    if not self.identifies_keys:
+                        raise Rejected(404, "Not found")
                     return self._validated_key()
         raise AssertionError(route.action)
 
