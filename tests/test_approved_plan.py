@@ -237,7 +237,7 @@ def test_a_plan_file_expires(obs: Obs, dd: FakeDatadog, tmp_path: Path) -> None:
     assert abs(made - datetime.now(UTC)) < timedelta(minutes=1)
     edit(saved, created_at=(made - timedelta(hours=25)).isoformat())
     assert "the plan file was made 25.0 h ago" in refused(obs, dd, saved)
-    assert "more than --max-age allows" in obs.err
+    assert "more than --max-age (24.0 h) allows" in obs.err
     edit(saved, created_at=(made + timedelta(hours=1)).isoformat())
     assert "the plan file was made in the future" in refused(obs, dd, saved, "--max-age", "2d")
     edit(saved, created_at=(made - timedelta(hours=25)).isoformat())

@@ -63,7 +63,7 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     approved = _approved(args.plan)
     if approved is not None and (found := saved_plan.out_of_place(approved, args.env, approval.now(), args.max_age)):
-        raise saved_plan.refusal(str(args.plan), found)
+        raise saved_plan.refusal(str(args.plan), found, changed=False)
     defs, desired = checked(args.definitions, args.env)
     started = time.monotonic()
     connection = live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
@@ -93,7 +93,7 @@ def _apply(
     """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do. With
     the outcomes, how many changes a dry run could not put to the API."""
     if approved is not None and (found := saved_plan.elsewhere(approved, approval.binding(dd, args.definitions))):
-        raise saved_plan.refusal(str(args.plan), found)
+        raise saved_plan.refusal(str(args.plan), found, changed=False)
     plan, against = live.plan(dd, args.env, desired, adopt=args.adopt)
     if approved is not None and (found := saved_plan.differences(approved, plan)):
         raise saved_plan.refusal(str(args.plan), found)

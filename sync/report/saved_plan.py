@@ -89,7 +89,9 @@ def out_of_place(saved: Mapping[str, Any], env: str, now: datetime, max_age: tim
     if made > now + _SKEW:
         return [f"the plan file was made in the future ({saved['created_at']})"]
     if now - made > max_age:
-        return [f"the plan file was made {_hours(now - made)} ago ({saved['created_at']}), more than --max-age allows"]
+        return [
+            f"the plan file was made {_hours(now - made)} ago ({saved['created_at']}), more than --max-age ({_hours(max_age)}) allows"
+        ]
     return []
 
 
@@ -128,10 +130,14 @@ def differences(saved: Mapping[str, Any], plan: Plan) -> list[str]:
     return found
 
 
-def refusal(source: str, found: Sequence[str]) -> ObsError:
+def refusal(source: str, found: Sequence[str], *, changed: bool = True) -> ObsError:
+    """`changed`: the plan differs now; else the file was made for another place or is too old."""
     more = f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+    why = (
+        f"the live org or the definitions changed since {source} was planned" if changed else f"{source} does not apply"
+    )
     return ObsError.of(
-        f"the live org or the definitions changed since {source} was planned: {'; '.join(found[:_SHOWN])}{more}",
+        f"{why}: {'; '.join(found[:_SHOWN])}{more}",
         "nothing was written; make and approve a new plan (obs plan --out FILE)",
     )
 
