@@ -89,9 +89,8 @@ def out_of_place(saved: Mapping[str, Any], env: str, now: datetime, max_age: tim
     if made > now + _SKEW:
         return [f"the plan file was made in the future ({saved['created_at']})"]
     if now - made > max_age:
-        return [
-            f"the plan file was made {_hours(now - made)} ago ({saved['created_at']}), more than --max-age ({_hours(max_age)}) allows"
-        ]
+        age, limit = _hours(now - made), _hours(max_age)
+        return [f"the plan file was made {age} ago ({saved['created_at']}), more than --max-age ({limit}) allows"]
     return []
 
 
