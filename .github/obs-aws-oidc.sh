@@ -2,7 +2,8 @@
 # AWS credentials from GitHub's OIDC token: boto3 assumes AWS_ROLE_ARN with the token file, so no AWS key is stored.
 set -euo pipefail
 if [ -z "${AWS_ROLE_ARN:-}" ]; then
-  echo "set the repository variable OBS_AUDIT_ROLE_ARN to a read-only role that trusts GitHub's OIDC provider" >&2
+  echo "set the variable OBS_AUDIT_ROLE_ARN on this GitHub environment to a read-only role that trusts GitHub's" \
+    "OIDC provider for this environment only (sub repo:OWNER/REPO:environment:<name>; see the README)" >&2
   exit 1
 fi
 token="$RUNNER_TEMP/aws-web-identity-token"

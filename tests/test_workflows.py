@@ -3,7 +3,11 @@ comment, a comment only for finished previews, hashed dependencies where Datadog
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +132,195 @@ def test_drift_is_checked_every_day_in_every_environment() -> None:
     runs = " ".join(s.get("run", "") for s in job["steps"])
     assert "obs plan --env" in runs and "--detailed-exitcode" in runs
     assert "GITHUB_STEP_SUMMARY" in runs and "gh issue edit" in runs and "gh issue close" in runs
+
+
+def test_no_expression_is_expanded_inside_a_shell_script() -> None:
+    for name in every():
+        for job_name, step in steps(load(name)):
+            assert "${{" not in step.get("run", ""), f"{name} {job_name}: pass event data through env:"
+
+
+# A stand-in for the GitHub CLI: `gh api` answers from a JSON file of pull requests, files, comments and
+# issues (filtered with the real jq, as gh --jq does); writes and other commands are recorded.
+FAKE_GH = r"""#!/usr/bin/env python3
+import json, os, re, subprocess, sys
+state = json.load(open(os.environ["FAKE_GH_STATE"]))
+if sys.argv[1] != "api":
+    with open(os.environ["FAKE_GH_POSTED"], "a") as log:
+        log.write(json.dumps({"argv": sys.argv[1:]}) + "\n")
+    sys.exit(0)
+args = sys.argv[2:]
+method, jq, fields, paths = "GET", None, {}, []
+while args:
+    arg = args.pop(0)
+    if arg == "--method": method = args.pop(0)
+    elif arg == "--jq": jq = args.pop(0)
+    elif arg == "-F": name, _, value = args.pop(0).partition("="); fields[name] = open(value[1:]).read()
+    elif arg != "--paginate": paths.append(arg)
+path, _, query = paths[0].partition("?")
+if method != "GET":
+    with open(os.environ["FAKE_GH_POSTED"], "a") as log:
+        log.write(json.dumps({"method": method, "path": path, "body": fields["body"]}) + "\n")
+    sys.exit(0)
+number = re.search(r"/(\d+)", path)
+if path.endswith("/pulls"):
+    answer = state["pulls"]
+elif path.endswith("/issues"):
+    wanted = dict(p.split("=", 1) for p in query.split("&")).get("labels")
+    answer = [i for i in state["issues"] if wanted in [label["name"] for label in i["labels"]]]
+elif path.endswith("/files"):
+    answer = [{"filename": f} for f in state["files"][number.group(1)]]
+elif path.endswith("/comments"):
+    answer = state["comments"].get(number.group(1), [])
+else:
+    answer = next(p for p in state["pulls"] if str(p["number"]) == number.group(1))
+text = json.dumps(answer)
+if jq:
+    text = subprocess.run(["jq", "-r", jq], input=text, capture_output=True, text=True, check=True).stdout
+sys.stdout.write(text)
+"""
+
+
+def pull(number: int, sha: str, repo: str = "acme/jobs") -> dict[str, Any]:
+    return {
+        "number": number,
+        "state": "open",
+        "head": {"sha": sha, "repo": {"full_name": repo}},
+        "base": {"repo": {"full_name": "acme/jobs"}},
+    }
+
+
+def run_step(tmp_path: Path, step: dict[str, Any], state: dict[str, Any], env: dict[str, str]) -> list[dict[str, Any]]:
+    """Runs a step's script as Actions would (bash -eo pipefail) with the fake gh; what it wrote or ran."""
+    assert set(env) <= set(step["env"]) | {"GH_TOKEN"}, "the script reads only what the step passes it"
+    (tmp_path / "bin").mkdir(exist_ok=True)
+    gh = tmp_path / "bin" / "gh"
+    gh.write_text(FAKE_GH)
+    gh.chmod(0o755)
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    posted = tmp_path / "posted.jsonl"
+    posted.unlink(missing_ok=True)
+    environ = {
+        "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+        "FAKE_GH_STATE": str(tmp_path / "state.json"),
+        "FAKE_GH_POSTED": str(posted),
+        **env,
+    }
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in posted.read_text().splitlines()] if posted.exists() else []
+
+
+def comment_job(
+    tmp_path: Path, pulls: list[dict[str, Any]], files: list[str], *, run_pulls: str = "[]", text: str = "preview"
+) -> list[dict[str, Any]]:
+    """The comment job's script for a run of head `abc123` of acme/jobs; what it posted."""
+    job = load("obs-comment.yml")["jobs"]["comment"]
+    step = next(s for s in job["steps"] if "run" in s)
+    state = {"pulls": pulls, "files": {str(p["number"]): files for p in pulls}, "comments": {}}
+    (tmp_path / "comment.md").write_text(text)  # what the pull request's run uploaded
+    environ = {
+        "GH_TOKEN": "token",
+        "REPO": "acme/jobs",
+        "RUN_ID": "77",
+        "RUN_URL": "https://github.com/acme/jobs/actions/runs/77",
+        "RUN_PULLS": run_pulls,
+        "HEAD_SHA": "abc123",
+        "HEAD_REPO": pulls[0]["head"]["repo"]["full_name"] if pulls else "acme/jobs",
+        "CONCLUSION": "success",
+    }
+    return run_step(tmp_path, step, state, environ)
+
+
+def test_the_comment_says_it_was_rendered_by_the_pull_requests_own_code(tmp_path: Path) -> None:
+    text = "<!-- obs-diff -->\n## obs diff\nPages @pagerduty-jobs and @acme/oncall.\n" + "x" * 70_000
+    (posted,) = comment_job(tmp_path, [pull(5, "abc123")], ["environments/prod.yaml"], text=text)
+    assert posted["method"] == "POST" and posted["path"] == "repos/acme/jobs/issues/5/comments"
+    body = posted["body"]
+    assert body.startswith(
+        "<!-- obs-diff -->\n> Rendered from this pull request's own code and workflow by "
+        "[run 77](https://github.com/acme/jobs/actions/runs/77), at abc123.\n\n## obs diff\n"
+    )
+    assert "Not verified" not in body and body.count("<!-- obs-diff -->") == 1
+    assert "@\u200bpagerduty-jobs and @\u200bacme/oncall" in body, "no mention notifies anyone"
+    assert 60_000 < len(body) < 61_000 and "(cut at 60,000 characters" in body
+
+
+@pytest.mark.parametrize(
+    ("head_repo", "files", "why"),
+    [
+        ("acme/jobs", ["environments/prod.yaml", "sync/expand/settings.py"], "changes obs or its workflow"),
+        ("acme/jobs", [".github/workflows/obs.yml"], "changes obs or its workflow"),
+        ("acme/jobs", ["requirements.lock"], "changes obs or its workflow"),
+        ("mallory/jobs", ["monitors/age.yaml"], "comes from the fork mallory/jobs, so"),
+    ],
+)
+def test_a_preview_the_pull_request_could_have_written_itself_is_marked_not_verified(
+    tmp_path: Path, head_repo: str, files: list[str], why: str
+) -> None:
+    (posted,) = comment_job(tmp_path, [pull(9, "abc123", head_repo)], files)
+    assert f"> **Not verified:** this pull request {why}" in posted["body"]
+    assert posted["body"].index("Not verified") < posted["body"].index("preview")
+
+
+def test_the_comment_goes_only_to_the_previewed_pull_request(tmp_path: Path) -> None:
+    same_head = [pull(3, "abc123"), pull(4, "abc123")]  # one branch proposed to two base branches
+    assert comment_job(tmp_path, same_head, ["environments/dev.yaml"]) == []
+    pushed_since = [pull(3, "def456")]
+    assert comment_job(tmp_path, pushed_since, ["environments/dev.yaml"], run_pulls='[{"number": 3}]') == []
+    (posted,) = comment_job(tmp_path, [pull(3, "abc123")], ["queues.yaml"], run_pulls='[{"number": 3}]')
+    assert posted["path"] == "repos/acme/jobs/issues/3/comments"
+
+
+def issue(number: int, author: str, labels: list[str]) -> dict[str, Any]:
+    return {
+        "number": number,
+        "title": "obs drift: prod",
+        "user": {"login": author},
+        "labels": [{"name": n} for n in labels],
+    }
+
+
+def drift_job(tmp_path: Path, issues: list[dict[str, Any]], drift: str) -> list[list[str]]:
+    """The drift job's issue step for prod; the gh commands it ran."""
+    job = load("obs-drift.yml")["jobs"]["drift"]
+    step = next(s for s in job["steps"] if s.get("name") == "Keep the drift issue up to date")
+    (tmp_path / "drift.md").write_text("- **update** monitor `prod/high/age`\n")
+    env = {"GH_TOKEN": "t", "REPO": "acme/jobs", "OBS_ENV": "prod", "DRIFT": drift, "RUN_URL": "https://run"}
+    return [entry["argv"] for entry in run_step(tmp_path, step, {"issues": issues}, env)]
+
+
+def test_the_drift_issue_is_the_bots_own_found_by_its_label(tmp_path: Path) -> None:
+    planted = [issue(1, "mallory", ["obs-drift-prod"]), issue(2, "github-actions[bot]", ["question"])]
+    ran = drift_job(tmp_path, planted, "true")
+    assert [argv[:2] for argv in ran] == [["label", "create"], ["issue", "create"]], (
+        "someone else's issue is left alone"
+    )
+    assert ran[1][ran[1].index("--label") + 1] == "obs-drift-prod"
+    ours = [*planted, issue(3, "github-actions[bot]", ["obs-drift-prod"])]
+    assert drift_job(tmp_path, ours, "true") == [
+        ["issue", "edit", "3", "--repo", "acme/jobs", "--body-file", "body.md"]
+    ]
+    (closed,) = drift_job(tmp_path, ours, "false")
+    assert closed[:3] == ["issue", "close", "3"]
+    assert drift_job(tmp_path, planted, "false") == []
+
+
+@pytest.mark.parametrize("name", every())
+def test_only_the_audit_job_can_mint_an_aws_token_and_it_holds_no_datadog_key(name: str) -> None:
+    for job_name, job in load(name)["jobs"].items():
+        runs = " ".join(s.get("run", "") for s in job.get("steps", []))
+        if job.get("permissions", {}).get("id-token") != "write":
+            assert "obs-aws-oidc.sh" not in runs, job_name
+            continue
+        assert "obs-aws-oidc.sh" in runs and "obs audit" in runs, job_name
+        assert "secrets." not in yaml.safe_dump(job), f"{job_name}: the job that can reach AWS holds no secret"
+        assert "obs sync" not in runs and "obs diff" not in runs and "obs plan" not in runs, job_name
+        assert job["environment"], "the AWS role trusts the environment's token only"

@@ -6,12 +6,15 @@ import argparse
 import gc
 import os
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from sync.cli import audit, diff, links, maintenance, plan, render, schemas, sync_cmd, test_cmd, trace, validate
 from sync.cli.conventions import Exit
+from sync.datadog.answers import Redactor
+from sync.datadog.credentials import API_KEY, APP_KEY
 from sync.errors import ObsError
 
 # In the order `obs --help` lists them.
@@ -33,10 +36,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return Exit.INTERRUPTED
     except Exception as exc:
-        if args.debug:
-            raise
-        print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
+        print(internal_error(exc, debug=args.debug, environ=os.environ), file=sys.stderr)
         return Exit.ERROR
+
+
+def internal_error(exc: BaseException, *, debug: bool, environ: Mapping[str, str]) -> str:
+    """What an unexpected error prints: its message, or with --debug its traceback, with any trace of the
+    Datadog keys hidden (a library may quote a header value, or a local variable, in its message)."""
+    if debug:
+        text = "".join(traceback.format_exception(exc)).rstrip("\n")
+    else:
+        text = f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)"
+    secrets = [environ.get(name, "") for name in (API_KEY, APP_KEY)]
+    hide = Redactor([s.strip() for s in secrets] + [repr(s)[1:-1] for s in secrets])
+    return hide(text)
 
 
 class _Parser(argparse.ArgumentParser):

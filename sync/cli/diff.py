@@ -26,9 +26,16 @@ def register(commands: Commands) -> None:
         description="Render the definitions of two git revisions and diff each environment's monitors and "
         "dashboards with the engine of `obs plan`, without credentials. The base is read from git; the working "
         f"tree is never touched. Exit {Exit.OK} with no changes, {Exit.CHANGES} with changes and "
-        f"--detailed-exitcode, {Exit.ERROR} on error.",
+        f"--detailed-exitcode, {Exit.ERROR} on error. When the change edits obs itself, the base revision's own "
+        "code is executed to render the base (in a child process that gets PATH, HOME, TMPDIR and the locale, "
+        "no credentials): give --base only a revision you trust, such as the merge base with main.",
     )
-    parser.add_argument("--base", required=True, metavar="REF", help="the revision to compare with, e.g. origin/main")
+    parser.add_argument(
+        "--base",
+        required=True,
+        metavar="REF",
+        help="the revision to compare with, e.g. origin/main; its code is executed when the change edits obs",
+    )
     parser.add_argument(
         "--base-label", metavar="NAME", help="what to call the base in the report, e.g. the base branch (default: REF)"
     )

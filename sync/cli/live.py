@@ -68,14 +68,32 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool) -> 
     try:
         found = reads.plan(dd, env, desired, adopt=adopt)
     except RequestFailed as exc:
-        fix = (
-            "check that DD_API_KEY and DD_APP_KEY belong to this org and that the application key may read "
-            "monitors, dashboards and SLOs"
-            if exc.status in (401, 403)
-            else "try again; --verbose shows the calls made"
-        )
+        fix = denied(exc) if exc.status in (401, 403) else "try again; --verbose shows the calls made"
         raise ObsError.of(f"could not read the live org: {exc}", fix) from None
     return found, f"the live org ({dd.host})"
+
+
+# The application-key scope each endpoint obs reads needs (the OpenAPI spec's x-permission), longest first.
+_SCOPES = (
+    ("/api/v1/slo/correction", "slos_read"),
+    ("/api/v2/downtime", "monitors_downtime"),
+    ("/api/v1/slo", "slos_read"),
+    ("/api/v1/dashboard", "dashboards_read"),
+    ("/api/v1/monitor", "monitors_read"),
+)
+READ_SCOPES = "monitors_read, dashboards_read, slos_read and monitors_downtime"
+
+
+def denied(exc: RequestFailed) -> str:
+    """The fix for a 401 or 403: the right org, and the scopes obs reads with, naming the refused call's."""
+    label = str(exc).split(": ", 1)[0]  # "GET /api/v2/downtime"
+    path = label.rsplit(" ", 1)[-1]
+    needed = next((scope for prefix, scope in _SCOPES if path.startswith(prefix)), None)
+    which = f" ({label} needs {needed})" if needed else ""
+    return (
+        "check that DD_API_KEY and DD_APP_KEY belong to this org, and that the application key has the scopes "
+        f"{READ_SCOPES}{which}"
+    )
 
 
 def colour() -> bool:

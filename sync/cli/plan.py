@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sync.cli import audit, live
+from sync.cli import approval, audit, live
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.cli.desired import checked
 from sync.core.plan import make_plan
@@ -41,14 +41,18 @@ def run(args: argparse.Namespace) -> int:
     if args.live:  # on stderr, so --format json stays one document on stdout
         sys.stderr.write(audit.monitored_report(defs, args.env))
         sys.stderr.flush()
+    bound, made = None, approval.now()  # the plan's age counts from before its live reads
     if args.offline:
+        if args.out is not None:
+            raise ObsError.of("--out needs the live org: a plan made offline cannot be approved", "drop --offline")
         found, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
     else:
         with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
+            bound = approval.binding(dd, args.definitions) if args.out is not None else None
             found, against = live.plan(dd, args.env, desired, adopt=args.adopt)
-    if args.out is not None:
+    if args.out is not None and bound is not None:  # bound whenever --out is given
         try:
-            args.out.write_text(saved_plan.dump(found), encoding="utf-8")
+            args.out.write_text(saved_plan.dump(found, bound, made), encoding="utf-8")
         except OSError as exc:
             raise ObsError.of(f"cannot write the plan to {args.out}: {exc.strerror}", "check the path") from None
     sys.stdout.write(changes.render(found, args.format, against=against, colour=live.colour()))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sync.cli import live
+from sync.cli import approval, live
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import checked
 from sync.core import guard
@@ -45,7 +45,15 @@ def register(commands: Commands) -> None:
         "--plan",
         type=Path,
         metavar="FILE",
-        help="apply exactly the plan `obs plan --out FILE` wrote, refusing if the live org changed since",
+        help="apply exactly the plan `obs plan --out FILE` wrote, refusing if the live org changed since, or if "
+        "the file was made for another org, host, environment or definitions commit",
+    )
+    parser.add_argument(
+        "--max-age",
+        type=approval.max_age,
+        default=approval.max_age(approval.DEFAULT_MAX_AGE),
+        metavar="DURATION",
+        help=f"refuse a --plan file older than this (default {approval.DEFAULT_MAX_AGE}), e.g. 90m, 2d",
     )
     parser.add_argument("--yes", action="store_true", help="apply without asking (a terminal asks first)")
     live.options(parser, adopt=True)
@@ -54,6 +62,8 @@ def register(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     approved = _approved(args.plan)
+    if approved is not None and (found := saved_plan.out_of_place(approved, args.env, approval.now(), args.max_age)):
+        raise saved_plan.refusal(str(args.plan), found, changed=False)
     defs, desired = checked(args.definitions, args.env)
     started = time.monotonic()
     connection = live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
@@ -82,6 +92,8 @@ def _apply(
 ) -> tuple[list[Outcome], int] | None:
     """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do. With
     the outcomes, how many changes a dry run could not put to the API."""
+    if approved is not None and (found := saved_plan.elsewhere(approved, approval.binding(dd, args.definitions))):
+        raise saved_plan.refusal(str(args.plan), found, changed=False)
     plan, against = live.plan(dd, args.env, desired, adopt=args.adopt)
     if approved is not None and (found := saved_plan.differences(approved, plan)):
         raise saved_plan.refusal(str(args.plan), found)

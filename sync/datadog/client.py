@@ -13,6 +13,7 @@ import json
 import random
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
 from datadog_api_client.v1.api.service_level_objectives_api import ServiceLevelObjectivesApi
 from datadog_api_client.v2.api.downtimes_api import DowntimesApi
+from datadog_api_client.v2.api.key_management_api import KeyManagementApi
 
 from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, Kind
 from sync.core.resources import MANAGED_TAG
@@ -108,6 +110,7 @@ class Datadog:
         config.request_timeout = timeout
         config.retry_policy = urllib3.Retry(total=0, redirect=False)  # retries are ours: never a blind POST retry
         config.is_iac = True
+        config.unstable_operations["validate"] = True  # v2 (the key's org, key_org) is in preview
         self.host = target.host
         self._redact = Redactor((target.api_key, target.app_key))
         self.timeout = timeout
@@ -207,6 +210,22 @@ class Datadog:
             if not items or done:
                 return [d for d in found if d.get("status") not in ("canceled", "ended")]
             largest = max(largest, len(items))
+
+    def key_org(self) -> str | None:
+        """The UUID of the org the API key belongs to; None where the site refuses to say (it is in preview).
+        https://docs.datadoghq.com/api/latest/key-management/#validate-api-key"""
+        keys = KeyManagementApi(self._client)  # type: ignore[no-untyped-call]
+        try:
+            with warnings.catch_warnings():  # the client warns on every call of an operation in preview
+                warnings.filterwarnings("ignore", "Using unstable operation", UserWarning)
+                answer = self._send("keys read", "GET /api/v2/validate", keys.validate)
+        except RequestFailed as exc:
+            if exc.status is not None and 400 <= exc.status < 500:  # not offered here; bad keys fail the reads
+                return None
+            raise
+        data = answer.get("data") if isinstance(answer, Mapping) else None
+        org = data.get("id") if isinstance(data, Mapping) else None
+        return org if isinstance(org, str) and org else None
 
     def managed_slos(self) -> list[dict[str, Any]]:
         """Our SLOs of every environment, a thousand per call. The list filters on one tag only; ownership

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sync.definitions.load import INVENTORY
 from sync.definitions.model import DEFAULT_NAMING
+from sync.definitions.source import read
+from sync.errors import ObsError
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,10 @@ def read_facts(folder: Path) -> Facts:
 
 
 def _yaml(path: Path) -> dict[str, Any]:
+    """The file through the hardened loader (limits on depth, size and aliases); {} when it refuses it or
+    the file is missing: loading the revision reports why."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = read(path, str(path)).data
+    except ObsError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -2,15 +2,21 @@
 shows in the preview instead of hiding behind "no changes" (both sides rendered by the head's code agree).
 
 The base is archived from git into a cache folder named after its tree (a tree holds the code and the
-definitions alike, so equal trees render alike), and its own `obs render` runs there in a child process.
+definitions alike, so equal trees render alike) and the running obs, and its own `obs render` runs there in a
+child process. That runs the base's code: the child gets only what a render needs from the environment, none
+of the caller's credentials (AWS, GitHub, Datadog), and the cache is readable by its user only.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.metadata
 import io
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -28,6 +34,8 @@ from sync.preview.compare import Rendered
 # What makes up obs in a repository that holds it: the package and the file naming its dependencies.
 OWN_CODE = ("sync", "pyproject.toml")
 _TIMEOUT = 600  # seconds for the base's render: thousands of queues take a while on a small runner
+# All the base's render may see of the caller's environment (LC_* too); PYTHONPATH is set by obs.
+_CHILD_ENVIRONMENT = ("PATH", "HOME", "LANG", "TMPDIR", "SYSTEMROOT")
 
 
 def changed_files(definitions: Path, base: str, head: str | None) -> list[str]:
@@ -47,8 +55,9 @@ def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendere
     """The base's resources as its own code renders them; None when that cannot be done (the base holds no
     runnable obs, or its render fails), and the preview says so."""
     tree = revision.git(definitions, "rev-parse", f"{commit}^{{tree}}").decode().strip()
-    cached = _cache() / f"render-{tree}-{prefix.encode().hex()}"
-    if not cached.is_dir():
+    cache = _cache()
+    cached = cache / f"render-{_running_obs()}-{tree}-{prefix.encode().hex()}" if cache else None
+    if cached is None or not cached.is_dir():
         with tempfile.TemporaryDirectory(prefix="obs-base-code-") as temp:
             source = Path(temp) / "source"
             _extract(revision.git(definitions, "archive", "--format=tar", commit), source)
@@ -57,7 +66,7 @@ def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendere
                 return None
             out = Path(temp) / "rendered"
             args = ["--definitions", str(source / PurePosixPath(prefix)), "render", "--out", str(out)]
-            environ = {k: v for k, v in os.environ.items() if not k.startswith(("DD_", "OBS_"))}
+            environ = {k: v for k, v in os.environ.items() if k in _CHILD_ENVIRONMENT or k.startswith("LC_")}
             environ["PYTHONPATH"] = str(source)  # the base's package shadows the installed one
             try:
                 done = subprocess.run(
@@ -73,7 +82,8 @@ def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendere
             if done.returncode != 0 or not out.is_dir():
                 return None
             rendered = _read(out)
-            _keep(out, cached)
+            if cached is not None:
+                _keep(out, cached)
             return rendered
     return _read(cached)
 
@@ -81,7 +91,6 @@ def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendere
 def _keep(out: Path, cached: Path) -> None:
     """Cache a render, whole or not at all; a cache that cannot be written only costs the next run time."""
     try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".part-", dir=cached.parent))
     except OSError:
         return
@@ -93,11 +102,35 @@ def _keep(out: Path, cached: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def _cache() -> Path:
+def _cache() -> Path | None:
+    """The cache folder, private to its user (mode 0700); None, and no cache, when it cannot be made so:
+    what is read back from it is trusted as the base's render."""
     explicit = os.environ.get("OBS_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "obs"
+    folder = Path(explicit) if explicit else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "obs"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        found = folder.lstat()
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+            return None
+        if stat.S_IMODE(found.st_mode) != 0o700:
+            folder.chmod(0o700)
+    except OSError:
+        return None
+    return folder
+
+
+@functools.cache
+def _running_obs() -> str:
+    """The version of the obs running now, and a digest of its code: another obs may read renders otherwise."""
+    try:
+        version = importlib.metadata.version("obs")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"obs-{version}-{digest.hexdigest()[:16]}"
 
 
 def _extract(archive: bytes, into: Path) -> None:

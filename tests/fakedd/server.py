@@ -11,6 +11,7 @@ import secrets
 import socket
 import sys
 import threading
+import uuid
 import zlib
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +41,7 @@ DOWNTIME_READS = "downtime_reads"
 DOWNTIME_WRITES = "downtime_writes"
 SLO_READS = "slo_reads"
 SLO_WRITES = "slo_writes"
+KEY_READS = "key_reads"
 _WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES, SLO_WRITES)
 NO_CONTENT = object()  # a 204 with an empty body, as a downtime cancel answers (recorded)
 # An SLO alert names its SLO: burn_rate("<id>") or error_budget("<id>").
@@ -69,6 +71,7 @@ _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
     (r"/api/v1/slo/([a-z0-9]+)", "GET"): (SLO_READS, "get slo"),
     (r"/api/v1/slo/([a-z0-9]+)", "PUT"): (SLO_WRITES, "update slo"),
     (r"/api/v1/slo/([a-z0-9]+)", "DELETE"): (SLO_WRITES, "delete slo"),
+    (r"/api/v2/validate", "GET"): (KEY_READS, "identify key"),
 }
 
 
@@ -94,6 +97,9 @@ class FakeDatadog:
         self.faults = faults or Faults()
         self.api_key = api_key or secrets.token_hex(16)
         self.app_key = app_key or secrets.token_hex(20)
+        self.org_id = str(uuid.uuid4())  # the org the keys belong to, as GET /api/v2/validate names it
+        self.api_key_id = str(uuid.uuid4())
+        self.identifies_keys = True  # False: a site where the endpoint (in preview) is not offered
         self.log: list[Request] = []
         self._lock = threading.RLock()
         self._monitors = Monitors()
@@ -228,7 +234,10 @@ class FakeDatadog:
             if route is None:
                 raise Rejected(404, "Not found")
             keys = (handler.headers.get("DD-API-KEY"), handler.headers.get("DD-APPLICATION-KEY"))
-            authorised = keys == (self.api_key, self.app_key)
+            # Validating the API key needs no application key (the endpoint's only auth is apiKeyAuth).
+            authorised = keys == (self.api_key, self.app_key) or (
+                route.action == "identify key" and keys[0] == self.api_key
+            )
             allowed, headers = self._limiter.take(route.group, count=authorised)
             if not authorised:
                 raise Rejected(403, "Forbidden")
@@ -318,7 +327,17 @@ class FakeDatadog:
                     return self._slos.update(key, body)
                 case "delete slo":
                     return self._slos.delete(key, self._referring_to(key), param(query, "force") == "true")
+                case "identify key":
+                    if not self.identifies_keys:
+                        raise Rejected(404, "Not found")
+                    return self._validated_key()
         raise AssertionError(route.action)
+
+    def _validated_key(self) -> Body:
+        """The answer of GET /api/v2/validate as documented: the org's UUID, the key's ID and its scopes.
+        https://docs.datadoghq.com/api/latest/key-management/#validate-api-key"""
+        attributes = {"api_key_id": self.api_key_id, "api_key_scopes": [], "valid": True}
+        return {"data": {"id": self.org_id, "type": "validate_v2", "attributes": attributes}}
 
     def _known_slos(self, body: Any) -> None:
         """An SLO alert must name an SLO that exists (a placeholder sent as an ID is refused)."""
