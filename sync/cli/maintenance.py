@@ -17,7 +17,7 @@ from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import checked
 from sync.core.downtimes import minutes_of, schedule_words
 from sync.core.kinds import DOWNTIME
-from sync.core.resources import Resource
+from sync.core.resources import Resource, forged_marker
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.reads import downtime_key
 from sync.definitions.maintenance import mutes_by_default
@@ -52,6 +52,8 @@ def _length(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "start":
+        _check_reason(args.reason)
     defs, desired = checked(args.definitions, args.env)
     if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[args.env]}:
         known = ", ".join(q.name for q in defs.env_queues[args.env])
@@ -65,6 +67,15 @@ def run(args: argparse.Namespace) -> int:
             return _list(dd, args)
         except RequestFailed as exc:
             raise ObsError.of(f"Datadog refused: {exc}", "try again; --verbose shows the calls made") from None
+
+
+def _check_reason(reason: str) -> None:
+    found = forged_marker(reason)
+    if found is not None:
+        raise ObsError.of(
+            f"--reason holds '{found}', which obs writes to mark the downtimes it owns",
+            "reword the reason (for example without the colon)",
+        )
 
 
 def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desired: Sequence[Resource]) -> int:

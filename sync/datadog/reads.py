@@ -8,7 +8,7 @@ from typing import Any
 
 from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
-from sync.core.resources import DASHBOARD_MARKER, DOWNTIME_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
+from sync.core.resources import KEY_TAG_PREFIX, Resource, owner_key, tags_key
 from sync.datadog.client import Datadog, RequestFailed
 
 
@@ -42,9 +42,7 @@ def _of(kind: Kind, objs: Iterable[Mapping[str, Any]]) -> list[Live]:
 
 def monitor_key(tags: Iterable[str]) -> str | None:
     """The key of a monitor that carries both marker tags; one with two keys counts as unmanaged."""
-    tags = list(tags)
-    keys = [t.removeprefix(KEY_TAG_PREFIX) for t in tags if t.startswith(KEY_TAG_PREFIX)]
-    return keys[0] if MANAGED_TAG in tags and len(keys) == 1 and keys[0] else None
+    return tags_key(tags)
 
 
 def slo(obj: Mapping[str, Any]) -> Live:
@@ -57,10 +55,8 @@ def dashboard(obj: Mapping[str, Any]) -> Live:
 
 
 def dashboard_key(obj: Mapping[str, Any]) -> str | None:
-    """The key in a dashboard description's marker line (dashboards cannot carry free tags)."""
-    lines = str(obj.get("description") or "").splitlines()
-    keys = [line.strip().removeprefix(DASHBOARD_MARKER) for line in lines if line.strip().startswith(DASHBOARD_MARKER)]
-    return keys[0] if len(keys) == 1 and keys[0] else None
+    """The key in a dashboard description's marker line, its last (dashboards cannot carry free tags)."""
+    return owner_key(DASHBOARD, obj)
 
 
 def downtime(obj: Mapping[str, Any]) -> Live:
@@ -68,11 +64,9 @@ def downtime(obj: Mapping[str, Any]) -> Live:
 
 
 def downtime_key(obj: Mapping[str, Any]) -> str | None:
-    """The key in a downtime message's marker line (downtimes carry no tags). An ad-hoc downtime's marker
-    (ADHOC_MARKER) differs, so it reads as unmanaged: a sync never changes or deletes it."""
-    lines = str(obj.get("message") or "").splitlines()
-    keys = [line.strip().removeprefix(DOWNTIME_MARKER) for line in lines if line.strip().startswith(DOWNTIME_MARKER)]
-    return keys[0] if len(keys) == 1 and keys[0] else None
+    """The key in a downtime message's marker line, its last (downtimes carry no tags). An ad-hoc downtime's
+    marker (ADHOC_MARKER) differs, so it reads as unmanaged: a sync never changes or deletes it."""
+    return owner_key(DOWNTIME, obj)
 
 
 def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = False) -> Plan:
