@@ -20,6 +20,9 @@ class Reader:
     find: Callable[[Datadog, str], list[Live]]  # the objects that may carry a key (a create's answer was lost)
     # Read before deciding to create: every object with our marker, whatever its environment says.
     wider: Callable[[Datadog], list[Live]] | None = None
+    # The list filters nothing: `listed` and `wider` read every object of the org, and so would each `find`.
+    # Lost answers are then checked together, with one read, at the end of the run (settle.py).
+    complete: bool = False
 
 
 def live(kind: Kind, obj: Mapping[str, Any], key: str | None) -> Live:
@@ -81,7 +84,11 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = Fa
     with dd.shared_reads():  # monitors and composites: one endpoint, read once
         found = {kind: READERS[kind].listed(dd, env, desired, adopt) for kind in KINDS}
         result = make_plan(env, desired, [obj for objs in found.values() for obj in objs], adopt=adopt)
-        wider = {c.kind for c in result.changes if c.action == CREATE and READERS[c.kind].wider is not None}
+        wider = {
+            c.kind
+            for c in result.changes
+            if c.action == CREATE and READERS[c.kind].wider is not None and not READERS[c.kind].complete
+        }
         if adopt or not wider:
             return result
         for kind in sorted(wider, key=lambda k: k.order):
@@ -137,7 +144,8 @@ READERS: Mapping[Kind, Reader] = {
     # The list endpoint filters nothing we can use: every downtime of the org, a hundred per call.
     DOWNTIME: Reader(
         lambda dd, env, desired, adopt: [downtime(d) for d in dd.downtimes()],
-        # Only the key's: settle looks several keys up in a row, and must not see one object once per key.
         find=lambda dd, key: [found for found in map(downtime, dd.downtimes()) if found.key == key],
+        wider=lambda dd: [downtime(d) for d in dd.downtimes()],
+        complete=True,
     ),
 }
