@@ -159,8 +159,9 @@ def _body(change: Change, ids: Ids) -> tuple[Mapping[str, Any], str, frozenset[p
     missing = placeholders.unresolved(change.body) - set(ids)
     if not missing:
         return body, "", frozenset()
-    part = "its link" if placeholders.unresolved({"message": change.body.get("message", "")}) else "what refers"
-    return body, f"sent without {part} to {_named(missing)}, which has no ID yet", frozenset(missing)
+    if placeholders.unresolved({"message": change.body.get("message", "")}):
+        return body, f"sent without its link to {_named(missing)}, which has no ID yet", frozenset(missing)
+    return body, f"sent without what shows {_named(missing)}, which has no ID yet", frozenset(missing)
 
 
 def _named(refs: set[placeholders.Ref]) -> str:
