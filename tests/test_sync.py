@@ -6,7 +6,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -358,7 +358,7 @@ def _fleet_queue(index: int) -> str:
     )
 
 
-def live_keys(env: str, desired: list[Resource]) -> Counter[tuple[str, str]]:
+def live_keys(env: str, desired: Sequence[Resource]) -> Counter[tuple[str, str]]:
     """Every live object of every kind obs manages (the kinds registry's own readers, after the storm), by kind
     and key: a kind added to the registry is counted without a change here."""
     found: Counter[tuple[str, str]] = Counter()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sync.core.kinds import DOWNTIME
+from sync.core.resources import tags_key
 from sync.datadog.client import Datadog, RequestFailed
 
 _ATTEMPTS = 3
@@ -110,6 +111,6 @@ def alerting(dd: Datadog, tags: str, metrics: Iterable[str]) -> list[tuple[str, 
         state = str(monitor.get("overall_state") or "")
         pages = state in ALERTING or (state == "No Data" and (monitor.get("options") or {}).get("notify_no_data"))
         if monitor_tags & wanted and pages:
-            key = next((t.removeprefix("obs-key:") for t in monitor_tags if t.startswith("obs-key:")), "?")
+            key = tags_key(monitor_tags) or str(monitor.get("name") or monitor.get("id"))
             found.append((key, state))
     return sorted(found)
