@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
                 return _end(dd, args, mutes_by_default(defs))
             return _list(dd, args)
         except RequestFailed as exc:
-            raise ObsError.of(f"Datadog refused: {exc}", "try again; --verbose shows the calls made") from None
+            # A read, or a cancel: either refused, or with no answer at all (then it may have happened).
+            raise ObsError.of(f"a Datadog request failed: {exc}", "try again; --verbose shows the calls made") from None
 
 
 def _check_reason(reason: str) -> None:
