@@ -46,6 +46,17 @@ def test_a_lost_answer_is_looked_up_and_the_start_finishes_without_duplicates(ob
     assert "already muted" in obs.out
 
 
+def test_a_create_that_failed_without_committing_is_tried_again_once_its_lookup_misses(
+    obs: Obs, dd: FakeDatadog
+) -> None:
+    # A 502 to a create is ambiguous (it may have committed): here it did not, so the lookup finds nothing.
+    dd.faults.targeted.append(Targeted("POST", "/api/v2/downtime", "obs-adhoc:staging/high/age", 502, times=1))
+    assert obs(*START) == 0, obs.err
+    assert sum(r.status == 502 for r in dd.log) == 1
+    live = adhoc_live(dd)
+    assert live["staging/high/age"] == 1 and set(live.values()) == {1}
+
+
 def test_a_refused_create_undoes_the_whole_start_and_says_nothing_is_muted(obs: Obs, dd: FakeDatadog) -> None:
     lose(dd, "age", 1)  # its answer is lost and found; the next one is refused
     dd.faults.targeted.append(Targeted("POST", "/api/v2/downtime", "obs-adhoc:staging/high/depth", 400, "quota"))
