@@ -16,8 +16,8 @@ from sync.cli import live
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import checked
 from sync.core.downtimes import minutes_of, schedule_words
-from sync.core.kinds import DOWNTIME
-from sync.core.resources import Resource
+from sync.core.resources import MANAGED_TAG, Resource, forged_marker
+from sync.datadog import adhoc
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.reads import downtime_key
 from sync.definitions.maintenance import mutes_by_default
@@ -52,6 +52,8 @@ def _length(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "start":
+        _check_reason(args.reason)
     defs, desired = checked(args.definitions, args.env)
     if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[args.env]}:
         known = ", ".join(q.name for q in defs.env_queues[args.env])
@@ -61,10 +63,20 @@ def run(args: argparse.Namespace) -> int:
             if args.action == "start":
                 return _start(dd, args, mutes_by_default(defs), desired)
             if args.action == "end":
-                return _end(dd, args)
+                return _end(dd, args, mutes_by_default(defs))
             return _list(dd, args)
         except RequestFailed as exc:
-            raise ObsError.of(f"Datadog refused: {exc}", "try again; --verbose shows the calls made") from None
+            # A read, or a cancel: either refused, or with no answer at all (then it may have happened).
+            raise ObsError.of(f"a Datadog request failed: {exc}", "try again; --verbose shows the calls made") from None
+
+
+def _check_reason(reason: str) -> None:
+    found = forged_marker(reason)
+    if found is not None:
+        raise ObsError.of(
+            f"--reason holds '{found}', which obs writes to mark the downtimes it owns",
+            "reword the reason (for example without the colon)",
+        )
 
 
 def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desired: Sequence[Resource]) -> int:
@@ -75,20 +87,43 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
         raise ObsError.of(f"queue '{args.queue}' has no monitor to mute in {args.env}", "check its metrics")
     start = datetime.now(UTC).replace(microsecond=0)
     end = start + timedelta(minutes=args.length)
-    for metric in muted:
-        dd.create(DOWNTIME, maintenance.adhoc(args.env, args.queue, metric, start, end, args.reason))
-    print(f"muted {', '.join(muted)} of {args.queue} in {args.env} until {end:%Y-%m-%d %H:%M} UTC")
+    bodies = {
+        f"{args.env}/{args.queue}/{metric}": maintenance.adhoc(args.env, args.queue, metric, start, end, args.reason)
+        for metric in muted
+    }
+    done = adhoc.start(dd, bodies, maintenance.adhoc_key)
+    already = ", ".join(f"{key.rsplit('/', 1)[1]} ({_remaining(d, start)})" for key, d in done.already.items())
+    if done.error:
+        left = [key.rsplit("/", 1)[1] for key in done.left]
+        state = f"still muted by it: {', '.join(left)}" if left else f"nothing of {args.queue} is muted by this start"
+        raise ObsError.of(
+            f"could not start maintenance of {args.queue} in {args.env}: {done.error}; undone, {state}"
+            + (f"; already muted before: {already}" if already else ""),
+            f"obs maintenance end --env {args.env} --queue {args.queue} ends what is left"
+            if left
+            else "try again; --verbose shows the calls made",
+        )
+    if done.made:
+        made = ", ".join(key.rsplit("/", 1)[1] for key in done.made)
+        print(f"muted {made} of {args.queue} in {args.env} until {end:%Y-%m-%d %H:%M} UTC")
+    if already:
+        print(f"already muted by an ad-hoc downtime, left as it is: {already}")
     return Exit.OK
 
 
-def _end(dd: Datadog, args: argparse.Namespace) -> int:
-    ended = 0
-    for found in dd.downtimes():
-        key = maintenance.adhoc_key(str(found.get("message") or ""))
-        if key is not None and key.startswith(f"{args.env}/{args.queue}/"):
-            dd.delete(DOWNTIME, str(found["id"]))
-            ended += 1
+def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
+    ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", maintenance.adhoc_key)
     print(f"ended {ended} ad-hoc downtimes of {args.queue} in {args.env}")
+    if not ended:
+        return Exit.OK
+    still = adhoc.alerting(dd, f"{MANAGED_TAG},env:{args.env},queue:{args.queue}", metrics)
+    if still:
+        print("Muted monitors still alerting:")
+    for key, state in still:
+        if notified:
+            print(f"  {key}  {state}: Datadog notifies it now (the downtime notifies when canceled)")
+        else:
+            print(f"  {key}  {state}: muted when it changed state, it will not notify again until it changes state")
     return Exit.OK
 
 

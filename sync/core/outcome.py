@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sync.core.placeholders import Ref
 from sync.core.plan import Change
 
 
@@ -14,6 +15,9 @@ class Outcome:
     error: str = ""
     note: str = ""
     doubtful: bool = False  # an answer was lost: the write may have happened (or, for a create, twice)
+    # What it refers to that had no ID when it was sent: left out of it, or (in a query) why it failed.
+    awaited: frozenset[Ref] = frozenset()
+    absent: bool = False  # a create checked at the end of the run and not there: trying it again is safe
 
     @property
     def ok(self) -> bool:

@@ -56,16 +56,28 @@ def awaited(bodies: Iterable[Mapping[str, Any]], kind: str = "dashboard") -> lis
 
 
 def resolve(body: Mapping[str, Any], ids: Mapping[Ref, str], *, drop_unresolved: bool = False) -> Mapping[str, Any]:
-    """A body with the known IDs put in. With `drop_unresolved`, a message line whose object has no ID (its
-    create failed) is left out rather than sent with a placeholder; elsewhere a placeholder stays, and the
-    writer refuses to send it."""
+    """A body with the known IDs put in. With `drop_unresolved`, what refers to an object that has no ID (its
+    create failed) is left out rather than sent with a placeholder: a message line, or an object in a list (a
+    dashboard's widget of an SLO); elsewhere a placeholder stays, and the writer refuses to send it."""
     found = {field: value for field, value in body.items() if _texts(value) and unresolved({field: value})}
     if not found:
         return body
     resolved = {field: _filled(value, ids) for field, value in found.items()}
-    if drop_unresolved and "message" in resolved:
-        resolved["message"] = "\n".join(line for line in resolved["message"].split("\n") if not refs(line))
+    if drop_unresolved:
+        resolved = {field: _dropped(value) for field, value in resolved.items()}
+        if "message" in resolved:
+            resolved["message"] = "\n".join(line for line in resolved["message"].split("\n") if not refs(line))
     return {**body, **resolved}
+
+
+def _dropped(value: Any) -> Any:
+    """The value without the objects in its lists that still wait for an ID."""
+    if isinstance(value, Mapping):
+        return {key: _dropped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        kept = [_dropped(item) for item in value]  # inner lists first: a group keeps its other widgets
+        return [item for item in kept if not (isinstance(item, Mapping) and unresolved(item))]
+    return value
 
 
 def _filled(value: Any, ids: Mapping[Ref, str]) -> Any:

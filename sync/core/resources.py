@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,10 @@ DOWNTIME_MARKER = DASHBOARD_MARKER  # the last line of a downtime's message
 # An ad-hoc downtime (obs maintenance start) is obs's but not the definitions': a sync must neither keep it
 # in line with them nor delete it, so it carries a marker of its own that reads as unmanaged.
 ADHOC_MARKER = "managed-by:obs-maintenance obs-adhoc:"
+
+# Text that only obs writes: user text holding any of it (a description, a reason) is refused where it is read.
+_MARKER_TEXT = re.compile(r"managed-by:obs|obs-key:|obs-adhoc:", re.IGNORECASE)
+_KEY = re.compile(r"^[^\s/]+(?:/[^\s/]+)*$")
 
 # Tag keys obs sets itself; a user tag with one of these keys would forge or confuse ownership.
 RESERVED_TAG_KEYS = frozenset({"managed-by", "obs-key", "env", "queue", "metric", "queue-class", "team"})
@@ -47,3 +52,35 @@ def sort_key(resource: Resource) -> tuple[int, str]:
 def dashboard_marker(key: str) -> str:
     """The description line that marks a dashboard as ours; dashboards cannot carry free tags."""
     return f"{DASHBOARD_MARKER}{key}"
+
+
+def marker_key(text: str, marker: str) -> str | None:
+    """The key in a message's or description's marker line. Only the last line counts: obs writes it after
+    any user text, so text above it (a pasted marker, say) can neither forge ownership nor break it."""
+    lines = str(text or "").rstrip().splitlines()
+    last = lines[-1].strip() if lines else ""
+    if not last.startswith(marker):
+        return None
+    key = last.removeprefix(marker)
+    return key if _KEY.match(key) else None
+
+
+def tags_key(tags: Iterable[str]) -> str | None:
+    """The key of an object that carries both marker tags; one with two keys counts as unmanaged."""
+    tags = list(tags)
+    keys = [t.removeprefix(KEY_TAG_PREFIX) for t in tags if t.startswith(KEY_TAG_PREFIX)]
+    return keys[0] if MANAGED_TAG in tags and len(keys) == 1 and keys[0] else None
+
+
+def owner_key(kind: Kind, body: Mapping[str, object]) -> str | None:
+    """The key a live or rendered object carries, wherever its kind keeps the marker; None when not ours."""
+    if kind.marker == "tags":
+        found = body.get("tags")
+        return tags_key(str(t) for t in found) if isinstance(found, list | tuple) else None
+    return marker_key(str(body.get(kind.marker) or ""), DASHBOARD_MARKER)
+
+
+def forged_marker(text: str) -> str | None:
+    """The marker text a piece of user text holds, if any (what `owner_key` reads must come from obs only)."""
+    found = _MARKER_TEXT.search(text)
+    return found.group(0) if found else None

@@ -3,24 +3,29 @@
 Dashboards are written before the monitors whose messages link to them, and deleted after them. A failed
 change is reported and the rest go on. A create whose answer was lost is looked up by key before it is
 tried again, and every write whose answer was lost is checked again at the end (settle.py), so one run
-leaves no duplicate and reports as failed only what did not happen.
+leaves no duplicate and reports as failed only what did not happen. What that check finds (a create whose
+answer was lost, committed after all) or rules out (a create that never happened) is acted on in the same
+run: the writes that waited for its ID are made again with it, and the create that never happened is tried
+again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from sync.core import placeholders
 from sync.core.kinds import KINDS
 from sync.core.outcome import Outcome
-from sync.core.plan import CREATE, DELETE, Change, Plan
+from sync.core.plan import CREATE, DELETE, UPDATE, Change, Plan
 from sync.datadog import settle
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.reads import READERS
 
 _CREATE_ATTEMPTS = 3
+_PASSES = 3  # the first writes, then up to two rounds of what the end-of-run check made possible
 
 
 def phases(plan: Plan) -> list[list[Change]]:
@@ -44,9 +49,54 @@ def apply(
     validate endpoint, and writes nothing."""
     if dry_run:
         run: Run = lambda change, ids: _validate(dd, change, ids)  # noqa: E731
-        return _run_phases(Plan(plan.env, checked(plan)), workers, done, run)[0]
-    outcomes, ids = _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids))
-    return settle.settle(dd, plan.env, outcomes, ids, settle.grace_for(dd))
+        return _run_phases(Plan(plan.env, checked(plan)), workers, done, run, {})[0]
+    outcomes = _run_phases(plan, workers, done, lambda change, ids: _write(dd, change, ids), {})[0]
+    outcomes = settle.settle(dd, plan.env, outcomes, known(outcomes), settle.grace_for(dd))
+    for _ in range(_PASSES - 1):
+        ids = known(outcomes)
+        again = {id(o.change): _again(o, ids) for o in outcomes}
+        redo = [change for change in again.values() if change is not None]
+        if not redo:
+            break
+        redone = _run_phases(Plan(plan.env, tuple(redo)), workers, lambda outcome: None, _writer(dd), ids)[0]
+        redone = settle.settle(dd, plan.env, redone, known([*outcomes, *redone]), settle.grace_for(dd))
+        by_change = {id(o.change): o for o in redone}
+        outcomes = [_merged(o, by_change[id(again[id(o.change)])]) if again[id(o.change)] else o for o in outcomes]
+    return outcomes
+
+
+def _writer(dd: Datadog) -> Run:
+    return lambda change, ids: _write(dd, change, ids)
+
+
+def known(outcomes: Sequence[Outcome]) -> dict[placeholders.Ref, str]:
+    """The IDs of the objects written or found in this sync, for the links to them."""
+    return {(o.change.kind.name, o.change.key): o.id for o in outcomes if o.id and o.change.action != DELETE}
+
+
+def _again(outcome: Outcome, ids: Ids) -> Change | None:
+    """What to write again now that the end-of-run check knows more: a create it found never happened, or a
+    write that waited for an ID the check found (sent again whole, as an update of what was made)."""
+    change = outcome.change
+    if outcome.doubtful:
+        return None  # not checked: trying again could make a second copy
+    if outcome.absent:
+        return change
+    if not outcome.awaited or not outcome.awaited <= set(ids):
+        return None
+    if outcome.ok and change.action == CREATE and outcome.id:
+        return dataclasses.replace(change, action=UPDATE, id=outcome.id, replace=False)
+    return None if outcome.ok else change
+
+
+def _merged(first: Outcome, then: Outcome) -> Outcome:
+    """One outcome for a change made in two rounds."""
+    named = _named(set(first.awaited))
+    if first.ok and then.ok:
+        return dataclasses.replace(first, note=f"{first.note}; then completed once {named} had an ID")
+    if first.ok:
+        return dataclasses.replace(first, error=f"completing it once {named} had an ID failed: {then.error}")
+    return dataclasses.replace(then, change=first.change)
 
 
 def checked(plan: Plan) -> tuple[Change, ...]:
@@ -67,10 +117,10 @@ Run = Callable[[Change, Ids], Outcome]
 
 
 def _run_phases(
-    plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run
+    plan: Plan, workers: int, done: Callable[[Outcome], None], run: Run, known: Ids
 ) -> tuple[list[Outcome], dict[placeholders.Ref, str]]:
     outcomes: list[Outcome] = []
-    ids: dict[placeholders.Ref, str] = {}  # objects written in this sync: the links to them get their new IDs
+    ids: dict[placeholders.Ref, str] = dict(known)  # objects written in this sync: links to them get their IDs
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="obs-sync")
     try:
         for phase in phases(plan):
@@ -89,18 +139,29 @@ def _run_phases(
     return sorted(outcomes, key=lambda o: order[id(o.change)]), ids
 
 
-def _body(change: Change, ids: Ids) -> tuple[Mapping[str, Any], str]:
-    """The body to send, with the IDs of objects just written; a message link to one whose write failed is
-    left out (never sent as a placeholder), and the next sync puts it in. A reference elsewhere (a query)
-    cannot be left out: the change fails instead."""
+class _Awaiting(RequestFailed):
+    """A body that cannot be sent yet: a query refers to an object that has no ID."""
+
+    def __init__(self, key: str, refs: set[placeholders.Ref]) -> None:
+        super().__init__(key, f"it refers to {_named(refs)}, which has no ID yet")
+        self.refs = frozenset(refs)
+
+
+def _body(change: Change, ids: Ids) -> tuple[Mapping[str, Any], str, frozenset[placeholders.Ref]]:
+    """The body to send, with the IDs of objects just written; what refers to one whose write failed (a
+    message link, a dashboard's widget) is left out, never sent as a placeholder, and put in once the object
+    has an ID. A reference elsewhere (a query) cannot be left out: the change fails instead."""
     assert change.body is not None  # every create and update carries its body
     body = placeholders.resolve(change.body, ids, drop_unresolved=True)
     needed = placeholders.unresolved(body)
     if needed:
-        raise RequestFailed(change.key, f"it refers to {_named(needed)}, which has no ID yet")
+        raise _Awaiting(change.key, needed)
     missing = placeholders.unresolved(change.body) - set(ids)
-    note = f"sent without its link to {_named(missing)}, which has no ID yet" if missing else ""
-    return body, note
+    if not missing:
+        return body, "", frozenset()
+    if placeholders.unresolved({"message": change.body.get("message", "")}):
+        return body, f"sent without its link to {_named(missing)}, which has no ID yet", frozenset(missing)
+    return body, f"sent without what shows {_named(missing)}, which has no ID yet", frozenset(missing)
 
 
 def _named(refs: set[placeholders.Ref]) -> str:
@@ -109,14 +170,15 @@ def _named(refs: set[placeholders.Ref]) -> str:
 
 def _write(dd: Datadog, change: Change, ids: Ids) -> Outcome:
     lost: list[str] = []  # answers lost to a create: it may have committed, even after a lookup missed it
+    awaited: frozenset[placeholders.Ref] = frozenset()
     try:
         if change.action == DELETE:
             dd.delete(change.kind, str(change.id))
             return Outcome(change, change.id)
-        body, linked = _body(change, ids)
+        body, linked, awaited = _body(change, ids)
         if change.action == CREATE:
             new_id, note = _create(dd, change, body, lost)
-            return Outcome(change, new_id, note=note or linked, doubtful=bool(lost))
+            return Outcome(change, new_id, note=note or linked, doubtful=bool(lost), awaited=awaited)
         if change.replace:
             new_id, note = _create(dd, change, body, lost, replacing=change.id)
             try:
@@ -130,9 +192,13 @@ def _write(dd: Datadog, change: Change, ids: Ids) -> Outcome:
                 )
             return Outcome(change, new_id, note=f"replaced: the new ID is {new_id}", doubtful=bool(lost))
         dd.update(change.kind, str(change.id), body)
-        return Outcome(change, change.id, note=linked)
+        return Outcome(change, change.id, note=linked, awaited=awaited)
+    except _Awaiting as exc:
+        return Outcome(change, change.id, error=str(exc), awaited=exc.refs)
     except RequestFailed as exc:
-        return Outcome(change, change.id, error=str(exc), doubtful=bool(lost) or exc.unsure)
+        # A create that may have been made keeps what it left out, to put in should the check find it.
+        kept = awaited if lost else frozenset()
+        return Outcome(change, change.id, error=str(exc), doubtful=bool(lost) or exc.unsure, awaited=kept)
 
 
 def _create(
@@ -147,6 +213,8 @@ def _create(
             if not exc.ambiguous:
                 raise
             lost.append(exc.detail)
+            if READERS[change.kind].complete:
+                raise  # a lookup would read every object of the org: the end-of-run check does it once
             found = _find(dd, change, replacing)
             if found is not None:
                 return found, f"the answer to the create was lost ({exc.detail}); found it committed, by key"

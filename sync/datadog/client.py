@@ -165,6 +165,10 @@ class Datadog:
     def find_monitors(self, key_tag: str) -> list[dict[str, Any]]:
         return list(self._monitor_pages(key_tag))
 
+    def monitors_tagged(self, tags: str) -> list[dict[str, Any]]:
+        """The monitors that carry every one of these comma-separated tags, with their overall_state."""
+        return list(self._monitor_pages(tags))
+
     def dashboard_summaries(self) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
         while True:

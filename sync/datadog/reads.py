@@ -8,7 +8,7 @@ from typing import Any
 
 from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
-from sync.core.resources import DASHBOARD_MARKER, DOWNTIME_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
+from sync.core.resources import KEY_TAG_PREFIX, Resource, owner_key, tags_key
 from sync.datadog.client import Datadog, RequestFailed
 
 
@@ -20,6 +20,9 @@ class Reader:
     find: Callable[[Datadog, str], list[Live]]  # the objects that may carry a key (a create's answer was lost)
     # Read before deciding to create: every object with our marker, whatever its environment says.
     wider: Callable[[Datadog], list[Live]] | None = None
+    # The list filters nothing: `listed` and `wider` read every object of the org, and so would each `find`.
+    # Lost answers are then checked together, with one read, at the end of the run (settle.py).
+    complete: bool = False
 
 
 def live(kind: Kind, obj: Mapping[str, Any], key: str | None) -> Live:
@@ -42,9 +45,7 @@ def _of(kind: Kind, objs: Iterable[Mapping[str, Any]]) -> list[Live]:
 
 def monitor_key(tags: Iterable[str]) -> str | None:
     """The key of a monitor that carries both marker tags; one with two keys counts as unmanaged."""
-    tags = list(tags)
-    keys = [t.removeprefix(KEY_TAG_PREFIX) for t in tags if t.startswith(KEY_TAG_PREFIX)]
-    return keys[0] if MANAGED_TAG in tags and len(keys) == 1 and keys[0] else None
+    return tags_key(tags)
 
 
 def slo(obj: Mapping[str, Any]) -> Live:
@@ -57,10 +58,8 @@ def dashboard(obj: Mapping[str, Any]) -> Live:
 
 
 def dashboard_key(obj: Mapping[str, Any]) -> str | None:
-    """The key in a dashboard description's marker line (dashboards cannot carry free tags)."""
-    lines = str(obj.get("description") or "").splitlines()
-    keys = [line.strip().removeprefix(DASHBOARD_MARKER) for line in lines if line.strip().startswith(DASHBOARD_MARKER)]
-    return keys[0] if len(keys) == 1 and keys[0] else None
+    """The key in a dashboard description's marker line, its last (dashboards cannot carry free tags)."""
+    return owner_key(DASHBOARD, obj)
 
 
 def downtime(obj: Mapping[str, Any]) -> Live:
@@ -68,11 +67,9 @@ def downtime(obj: Mapping[str, Any]) -> Live:
 
 
 def downtime_key(obj: Mapping[str, Any]) -> str | None:
-    """The key in a downtime message's marker line (downtimes carry no tags). An ad-hoc downtime's marker
-    (ADHOC_MARKER) differs, so it reads as unmanaged: a sync never changes or deletes it."""
-    lines = str(obj.get("message") or "").splitlines()
-    keys = [line.strip().removeprefix(DOWNTIME_MARKER) for line in lines if line.strip().startswith(DOWNTIME_MARKER)]
-    return keys[0] if len(keys) == 1 and keys[0] else None
+    """The key in a downtime message's marker line, its last (downtimes carry no tags). An ad-hoc downtime's
+    marker (ADHOC_MARKER) differs, so it reads as unmanaged: a sync never changes or deletes it."""
+    return owner_key(DOWNTIME, obj)
 
 
 def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = False) -> Plan:
@@ -87,7 +84,11 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = Fa
     with dd.shared_reads():  # monitors and composites: one endpoint, read once
         found = {kind: READERS[kind].listed(dd, env, desired, adopt) for kind in KINDS}
         result = make_plan(env, desired, [obj for objs in found.values() for obj in objs], adopt=adopt)
-        wider = {c.kind for c in result.changes if c.action == CREATE and READERS[c.kind].wider is not None}
+        wider = {
+            c.kind
+            for c in result.changes
+            if c.action == CREATE and READERS[c.kind].wider is not None and not READERS[c.kind].complete
+        }
         if adopt or not wider:
             return result
         for kind in sorted(wider, key=lambda k: k.order):
@@ -143,7 +144,8 @@ READERS: Mapping[Kind, Reader] = {
     # The list endpoint filters nothing we can use: every downtime of the org, a hundred per call.
     DOWNTIME: Reader(
         lambda dd, env, desired, adopt: [downtime(d) for d in dd.downtimes()],
-        # Only the key's: settle looks several keys up in a row, and must not see one object once per key.
         find=lambda dd, key: [found for found in map(downtime, dd.downtimes()) if found.key == key],
+        wider=lambda dd: [downtime(d) for d in dd.downtimes()],
+        complete=True,
     ),
 }

@@ -55,7 +55,8 @@ def settle(dd: Datadog, env: str, outcomes: Sequence[Outcome], ids: Ids, grace: 
 
 
 # Up to this many doubtful objects of a kind are looked up by key, one small answer each; more read every
-# object with our marker, a thousand per call (pages that large can outlast a short timeout).
+# object with our marker, a thousand per call (pages that large can outlast a short timeout). A kind whose
+# lookup reads every object anyway (downtimes) is read once, whatever the number.
 _BY_KEY = 200
 
 
@@ -66,7 +67,7 @@ def _live(dd: Datadog, doubtful: Sequence[Outcome]) -> list[Live]:
     found: dict[tuple[Kind, str], Live] = {}  # by ID: lookups of two keys may both return one object
     for kind, wanted in sorted(keys.items(), key=lambda item: item[0].order):
         reader = READERS[kind]
-        if len(wanted) > _BY_KEY and reader.wider is not None:
+        if reader.wider is not None and (reader.complete or len(wanted) > _BY_KEY):
             objs = reader.wider(dd)
         else:
             objs = [obj for key in sorted(wanted) for obj in reader.find(dd, key)]
@@ -107,7 +108,8 @@ def _created(dd: Datadog, outcome: Outcome, made: list[Live], later: str) -> Out
     if not made:
         if outcome.ok:
             return outcome  # listed too late to see, but the server gave its ID: nothing to repair
-        return dataclasses.replace(outcome, error=f"{outcome.error}; not created: its key is not there {later}")
+        error = f"{outcome.error}; not created: its key is not there {later}"
+        return dataclasses.replace(outcome, error=error, absent=not outcome.change.replace)
     made.sort(key=lambda o: (o.created, o.id))
     keep = next((o for o in made if o.id == outcome.id), made[0])
     # A replacement whose new object exists but whose old one could not be deleted stays a failure.

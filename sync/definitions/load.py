@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sync.definitions import maintenance, references, scenario, schema
+from sync.definitions import maintenance, markers, references, scenario, schema
 from sync.definitions.model import (
     DEFAULT_IN_FLIGHT_QUOTA,
     DEFAULT_RETENTION_SECONDS,
@@ -48,6 +48,7 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     scenario_files = _collecting(problems, lambda: _optional_folder(root, SCENARIOS, "scenario"))
     if problems:
         raise ObsError(*sorted(problems, key=lambda p: (p.file, p.line or 0)))
+    markers.check_user_text(dashboard_files, environment_files)
     inventory = inventories[0]
     classes = {name: spec["description"] for name, spec in inventory.data["classes"].items()}
     queues = _queues(inventory, classes)

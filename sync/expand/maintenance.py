@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from sync.core import recurrence
 from sync.core.downtimes import duration, schedule_words
 from sync.core.kinds import DOWNTIME
-from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource
+from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource, marker_key
 from sync.definitions.maintenance import check_grace, mutes
 from sync.definitions.model import BURN_ALERTS, Definitions, Environment, Queue, Window
 from sync.definitions.source import Source
@@ -271,6 +271,7 @@ def occurrences(window: Window, start: datetime, end: datetime) -> list[tuple[da
 def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, reason: str) -> dict[str, object]:
     """An unplanned window's downtime (obs maintenance start): the scoping of a planned one, its own marker."""
     lines = [f"[{env}] ad-hoc maintenance: {queue} {metric} muted"]
+    reason = one_line(reason)
     if reason:
         lines.append(f"Reason: {reason}")
     lines += [f"Until {end:%Y-%m-%d %H:%M} UTC (obs maintenance end --env {env} --queue {queue} ends it sooner).", ""]
@@ -283,11 +284,18 @@ def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, rea
         "schedule": {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat()},
         "mute_first_recovery_notification": True,
         "notify_end_states": list(NOTIFY_END_STATES),
-        "notify_end_types": ["expired"],  # still alerting when it expires: the queue's monitors page then
+        # Still alerting when it expires or is ended (canceled): Datadog notifies then, so an alert raised
+        # while muted is not left unannounced (https://docs.datadoghq.com/api/latest/downtimes/).
+        "notify_end_types": ["canceled", "expired"],
     }
 
 
 def adhoc_key(message: str) -> str | None:
-    """`env/queue/metric` of an ad-hoc downtime, from its marker line; None for any other downtime."""
-    keys = [line.strip().removeprefix(ADHOC_MARKER) for line in message.splitlines() if line.startswith(ADHOC_MARKER)]
-    return keys[0] if len(keys) == 1 and keys[0].count("/") == 2 else None
+    """`env/queue/metric` of an ad-hoc downtime, from its marker line (the last); None for any other downtime."""
+    key = marker_key(message, ADHOC_MARKER)
+    return key if key is not None and key.count("/") == 2 else None
+
+
+def one_line(text: str) -> str:
+    """User text for a message, on one line: a line of its own could pass for one obs writes."""
+    return " ".join(text.split())

@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sync.core.kinds import KINDS, Kind
-from sync.core.resources import DASHBOARD_MARKER, KEY_TAG_PREFIX, Resource
+from sync.core.resources import Resource, owner_key
 from sync.preview import revision
 from sync.preview.compare import Rendered
 
@@ -169,11 +169,7 @@ def _read(folder: Path) -> Rendered:
 
 
 def _key(kind: Kind, body: dict[str, Any]) -> str | None:
-    if kind.marker == "tags":
-        return _tag(body, KEY_TAG_PREFIX)
-    lines = str(body.get(kind.marker) or "").splitlines()  # the marker is a description's or message's last line
-    marker = lines[-1].strip() if lines else ""
-    return marker.removeprefix(DASHBOARD_MARKER) if marker.startswith(DASHBOARD_MARKER) else None
+    return owner_key(kind, body)
 
 
 def _tag(body: dict[str, Any], prefix: str) -> str | None:

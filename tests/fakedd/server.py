@@ -19,10 +19,11 @@ from socketserver import TCPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .common import Body, Query, Rejected, param
+from .common import Body, Query, Rejected, now, param, timestamp
 from .dashboards import Dashboards
 from .downtimes import Downtimes
-from .faults import Faults
+from .faults import LOST, Faults
+from .lag import Lag
 from .monitors import Monitors
 from .ratelimit import RateLimiter
 from .slos import Slos
@@ -107,6 +108,7 @@ class FakeDatadog:
         self._downtimes = Downtimes()
         self._slos = Slos()
         self._limiter = RateLimiter(lambda: self.faults)
+        self._lag = Lag(lambda: self.faults.list_lag)
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -209,6 +211,13 @@ class FakeDatadog:
             answer: Body = self._downtimes.get(downtime_id)["data"]
             return answer
 
+    def set_monitor_state(self, monitor_id: int, state: str) -> None:
+        """What an evaluation would do: the monitor's overall state ("OK", "Alert", "Warn", "No Data")."""
+        with self._lock:
+            monitor = self._monitors.get(monitor_id)
+            monitor["overall_state"] = state
+            monitor["overall_state_modified"] = timestamp(now())
+
     def cancel_downtime(self, downtime_id: str) -> None:
         with self._lock:
             self._downtimes.cancel(downtime_id)
@@ -243,6 +252,9 @@ class FakeDatadog:
                 raise Rejected(403, "Forbidden")
             if not allowed or faults.happens(faults.throttle_rate):
                 raise Rejected(429, "Rate limit exceeded")
+            targeted = faults.target(handler.command, url.path, raw)
+            if targeted is not None and targeted.status != LOST:
+                raise Rejected(targeted.status, targeted.error)
             if faults.happens(faults.error_rate):
                 raise Rejected(faults.server_error(), "Internal Server Error")
             if faults.happens(faults.timeout_rate):
@@ -257,7 +269,9 @@ class FakeDatadog:
                 _drop(handler)
                 return
             payload = self._act(route, entry.query, raw)
-            if route.group in _WRITES and faults.happens(faults.lost_response_rate):
+            self._lag.note(route.action, payload)
+            payload = self._lag.hide(route.action, payload)
+            if targeted is not None or (route.group in _WRITES and faults.happens(faults.lost_response_rate)):
                 entry.status = LOST_RESPONSE
                 _drop(handler)
                 return
