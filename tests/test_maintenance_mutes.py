@@ -110,3 +110,12 @@ def test_an_unknown_maintenance_value_is_a_clear_error(defs: Path, capsys: pytes
 def test_the_schema_offers_exactly_the_treatments_the_code_knows() -> None:
     schema = json.loads((ROOT / "sync" / "definitions" / "schemas" / "metric.schema.json").read_text())
     assert tuple(schema["properties"]["maintenance"]["enum"]) == MAINTENANCE
+
+
+def test_metric_streams_shorten_both_graces(defs: Path) -> None:
+    env = defs / "environments" / "prod.yaml"
+    env.write_text(env.read_text().replace("name: prod\n", "name: prod\nmetrics_source: streams\n"))
+    found = muted(defs)
+    assert found["jobs/oldest_wait"] == WINDOW + 10 + maintenance.SETTLE_MINUTES["streams"]
+    assert found["jobs/nothing_deleted"] == WINDOW + maintenance.RESTART_MINUTES["streams"]
+    assert maintenance.RESTART_MINUTES["streams"] < RESTART
