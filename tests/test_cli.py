@@ -22,8 +22,8 @@ from tests.conftest import ROOT
 def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "validate"]) == 0
     assert capsys.readouterr().out == (
-        "ok: 6 queues, 26 metrics, 59 scenarios, 3 environments (dev: 72 downtimes, 14 composites, 73 monitors, "
-        "1 dashboard, prod: 20 downtimes, 17 composites, 103 monitors, 1 dashboard, 3 slos, staging: 17 composites, "
+        "ok: 6 queues, 26 metrics, 62 scenarios, 3 environments (dev: 44 downtimes, 14 composites, 73 monitors, "
+        "1 dashboard, prod: 10 downtimes, 17 composites, 103 monitors, 1 dashboard, 3 slos, staging: 17 composites, "
         "103 monitors, 1 dashboard, 3 slos)\n"
     )
 
@@ -75,7 +75,7 @@ def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
     assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("Plan: 160 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert out.endswith("Plan: 132 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_plan_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,7 +102,7 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("Plan: 144 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert result.stdout.endswith("Plan: 134 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:

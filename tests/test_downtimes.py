@@ -40,18 +40,24 @@ def changes(plan: dict[str, object]) -> dict[str, str]:
 
 def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 144 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert "Applied: 134 created, 0 updated, 0 deleted, 0 failed" in obs.out
     downtimes = live_downtimes(dd)
-    assert len(downtimes) == 20
+    assert len(downtimes) == 10
     age = downtimes["prod/default/age/maintenance/nightly-migrations"]
     assert age["monitor_identifier"] == {"monitor_tags": ["env:prod", "managed-by:obs", "metric:age", "queue:default"]}
     # The server filled in a recurrence start obs did not send (and shows a status and current_downtime).
     assert age["schedule"]["recurrences"][0]["start"]  # type: ignore[index]
-    # Neither the DLQ nor the delivery failures are muted, nor the parking queue's retention risk.
+    # Neither the DLQ nor the delivery failures are muted, nor the parking queue's retention risk, nor the
+    # workers' health, which parked work cannot explain.
     assert not [k for k in downtimes if "/dlq/" in k or "delivery_failures" in k or "retention_risk" in k]
+    assert not [k for k in downtimes if "/worker_memory/" in k or "/worker_cpu/" in k]
+    # Stopped workers page soon after the window; parked work once the queue has had its time to drain.
+    stuck = downtimes["prod/low/consumers_stuck/maintenance/nightly-migrations"]
+    assert stuck["schedule"]["recurrences"][0]["duration"] == "145m"  # type: ignore[index]
+    assert age["schedule"]["recurrences"][0]["duration"] == "182m"  # type: ignore[index]
 
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 144 unchanged, 0 unmanaged." in obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 134 unchanged, 0 unmanaged." in obs.out
 
 
 def test_a_hand_made_downtime_is_never_touched(obs: Obs, dd: FakeDatadog) -> None:
@@ -72,17 +78,17 @@ def test_a_removed_window_is_canceled_and_a_changed_one_updated(obs: Obs, dd: Fa
     plan = obs.plan()
     assert set(changes(plan).values()) == {"update"}
     updated = [c for c in plan["changes"] if c["action"] == "update" and c["kind"] == "downtime"]
-    assert len(updated) == 20
+    assert len(updated) == 10
     assert obs("sync", "--env", "prod") == 0, obs.err
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
 
     prod.write_text(text[: text.index("# Nightly database migrations")])
     plan = obs.plan()
     deleted = {k for k, a in changes(plan).items() if a == "delete"}
-    assert len(deleted) == 20 and all("/maintenance/" in k for k in deleted)
-    assert obs("sync", "--env", "prod") == 1  # the mass-delete guard counts downtimes like monitors
-    assert "refusing to delete 20 of the 144 objects" in obs.err
-    assert obs("sync", "--env", "prod", "--allow-mass-delete") == 0, obs.err
+    assert len(deleted) == 10 and all("/maintenance/" in k for k in deleted)
+    assert obs("sync", "--env", "prod", "--max-deletes", "9") == 1  # the guard counts downtimes like monitors
+    assert "refusing to delete 10 of the 134 objects" in obs.err
+    assert obs("sync", "--env", "prod") == 0, obs.err
     assert live_downtimes(dd) == {}
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
 
@@ -101,13 +107,13 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     code = obs("maintenance", "start", "--env", "prod", "--queue", "high", "--for", "2h", "--reason", "disk swap")
     assert code == 0, obs.err
     started = {k: v for k, v in live_downtimes(dd).items() if "/maintenance/" not in k}
-    # Age, drain time, depth, in-flight (per queue and fleet), CPU, memory, the composites backlog draining,
-    # consumers stuck and workers capped, and the two SLO burn alerts of `high`.
-    assert len(started) == 12
+    # Age, depth, the composites backlog draining, consumers stuck and workers capped, and the two SLO burn
+    # alerts of `high`: not its in-flight or worker health, which maintenance cannot explain.
+    assert len(started) == 7
     assert all("disk swap" in str(a["message"]) for a in started.values())
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert len(live_downtimes(dd)) == 20 + 12
+    assert len(live_downtimes(dd)) == 10 + 7
 
     # Global options are accepted after a subcommand's action too.
     assert obs("maintenance", "list", "--env", "prod", "--definitions", str(obs.definitions)) == 0, obs.err
@@ -115,8 +121,8 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     assert "1 h 59 min left" in obs.out or "2 h left" in obs.out
 
     assert obs("maintenance", "end", "--env", "prod", "--queue", "high") == 0, obs.err
-    assert "ended 12 ad-hoc downtimes" in obs.out
-    assert len(live_downtimes(dd)) == 20
+    assert "ended 7 ad-hoc downtimes" in obs.out
+    assert len(live_downtimes(dd)) == 10
 
 
 def test_maintenance_refuses_an_unknown_queue(obs: Obs, dd: FakeDatadog) -> None:

@@ -46,9 +46,10 @@ def test_marker_text_in_a_window_description_is_refused_with_file_and_line(obs: 
 
 def test_a_description_with_a_marker_line_does_not_duplicate_its_downtimes(obs: Obs, dd: FakeDatadog) -> None:
     """Even where validation is bypassed (a definitions set from an older obs), user text above the marker
-    line cannot make obs lose its downtimes: 20 stay 20 over three syncs."""
+    line cannot make obs lose its downtimes: their number stays the same over three syncs."""
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert len(live_messages(dd)) == 20
+    synced = len(live_messages(dd))
+    assert synced > 0
     # Put the pasted marker into the live messages as an older obs wrote them: in the middle of the message.
     for item in dd.downtimes.values():
         attributes = item["attributes"]
@@ -56,7 +57,7 @@ def test_a_description_with_a_marker_line_does_not_duplicate_its_downtimes(obs: 
         attributes["message"] = "\n".join([lines[0], PASTED, *lines[1:]])
     for _ in range(2):
         assert obs("sync", "--env", "prod") == 0, obs.err
-        assert len(live_messages(dd)) == 20, obs.out
+        assert len(live_messages(dd)) == synced, obs.out
     assert "0 unmanaged" in obs.out
 
 

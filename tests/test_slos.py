@@ -45,7 +45,7 @@ def pending(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_sync_creates_slos_then_monitors_and_dashboard_with_their_real_ids(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 144 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert "Applied: 134 created, 0 updated, 0 deleted, 0 failed" in obs.out
     ids = slo_ids(dd)
     assert ids.keys() == SLO_KEYS
     critical = dd.slos[ids["prod/critical/slo"]]
@@ -74,7 +74,7 @@ def test_sync_creates_slos_then_monitors_and_dashboard_with_their_real_ids(obs: 
 
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 144 unchanged, 0 unmanaged." in obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 134 unchanged, 0 unmanaged." in obs.out
     assert dd.calls("GET", "/api/v1/slo") == 1
 
 

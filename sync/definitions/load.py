@@ -13,6 +13,7 @@ from sync.definitions import maintenance, markers, references, scenario, schema
 from sync.definitions.model import (
     DEFAULT_IN_FLIGHT_QUOTA,
     DEFAULT_RETENTION_SECONDS,
+    LIVE,
     DashboardTemplate,
     Definitions,
     Dlq,
@@ -271,7 +272,7 @@ def _check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: M
         raise source.error(at, f"unknown class '{cls}'", references.suggest(cls, list(classes), "queues.yaml classes"))
 
 
-_METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema", "composite"}
+_METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema", "composite", "maintenance"}
 # A composite's state comes from the monitors it combines: these would be ignored, so they are refused.
 _NOT_COMPOSITE = ("query", "thresholds", "threshold_basis", "evaluation_delay", "require_full_window", "for_each")
 
@@ -317,6 +318,7 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
         by_class=data.get("by_class", {}),
         source=source,
         composite=composite,
+        maintenance=data.get("maintenance", LIVE),
     )
 
 

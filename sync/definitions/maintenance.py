@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sync.core import recurrence
-from sync.definitions.model import BURN_ALERTS, DEFAULT_MUTES, Schedule, Window
+from sync.definitions.model import BURN_ALERTS, LIVE, Schedule, Window, maintenance_of
 from sync.definitions.references import suggest
 from sync.definitions.source import KeyPath, Source, read
 from sync.errors import ObsError
@@ -225,10 +225,10 @@ def _unknown(source: Source, at: KeyPath, what: str, name: str, known: set[str])
 
 
 def mutes(defs: Definitions, window: Window) -> tuple[str, ...]:
-    """The metrics a window mutes: its own list, else the defaults the definitions have."""
+    """The metrics a window mutes: its own list, else what the metric files declare."""
     return window.mutes if window.mutes is not None else mutes_by_default(defs)
 
 
 def mutes_by_default(defs: Definitions) -> tuple[str, ...]:
-    known = {m.name for m in defs.metrics} | set(BURN_ALERTS)
-    return tuple(m for m in DEFAULT_MUTES if m in known)
+    """Every monitor a window that names nothing mutes: each metric not declared live, and the SLO burn alerts."""
+    return tuple(name for name, treatment in maintenance_of(defs.metrics).items() if treatment != LIVE)

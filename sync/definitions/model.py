@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -79,6 +79,13 @@ class Queue:
         }[feature]
 
 
+# How a maintenance window that names nothing treats a metric's monitors: its file's `maintenance` key.
+PARKED = "parked"  # grows while work waits, until it drains: muted for the window, drain grace and metrics' delay
+STOPPED = "stopped"  # alerts while workers are stopped, clears on their first point back: window and metrics' delay
+LIVE = "live"  # a fault whatever the window: never muted unless a window names it; what a metric declaring nothing is
+MAINTENANCE = (PARKED, STOPPED, LIVE)
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str
@@ -92,32 +99,20 @@ class Metric:
     # A composite monitor's expression over other metrics of the same queue ([[metric:name]] && ...), in
     # place of a query and thresholds.
     composite: str | None = None
+    maintenance: str = LIVE  # one of MAINTENANCE
 
 
-# What a maintenance window mutes when it does not say: every monitor that grows by design while workers are
-# stopped or work is parked. DLQ, subscription-DLQ and delivery-failure monitors stay live (a failure during
-# maintenance is still lost work), as does retention risk (parked messages that expire are lost too). The
-# composites that read stopped workers as a fault are muted by name: a downtime on their constituents does not
-# mute a composite (section "Composite monitors").
-DEFAULT_MUTES = (
-    "age",
-    "backlog_minutes",
-    "depth",
-    "in_flight",
-    "worker_cpu",
-    "worker_memory",
-    "backlog_draining",
-    "consumers_stuck",
-    "in_flight_fleet",
-    "scale_from_zero_failed",
-    "workers_capped",
-    "workers_not_starting",
-    # A queue's SLO burns while its workers are stopped by design: its burn-rate alerts would page too.
-    "slo-fast-burn",
-    "slo-slow-burn",
-)
 # Monitors a window can mute that no metric file declares: the burn-rate alerts of a queue's SLO.
 BURN_ALERTS = ("slo-fast-burn", "slo-slow-burn")
+# An SLO of waiting time burns while work is parked, until it drains. Its SLI is obs's own (the oldest message's
+# age against slo_seconds), not a catalogue's metric, so its treatment is declared here with it.
+BURN_ALERTS_MAINTENANCE = PARKED
+
+
+def maintenance_of(metrics: Iterable[Metric]) -> dict[str, str]:
+    """How a window that names nothing treats each monitor it may mute: each metric as its file declares
+    (`maintenance`), the burn-rate alerts as parked."""
+    return {**{m.name: m.maintenance for m in metrics}, **dict.fromkeys(BURN_ALERTS, BURN_ALERTS_MAINTENANCE)}
 
 
 @dataclass(frozen=True)
@@ -143,7 +138,7 @@ class Window:
     queues: tuple[str, ...] | None  # None: every queue (or every queue of `cls`)
     cls: str | None
     parking: tuple[str, ...]
-    mutes: tuple[str, ...] | None  # None: DEFAULT_MUTES, as far as the definitions have them
+    mutes: tuple[str, ...] | None  # None: every monitor whose metric is not declared live (maintenance_of)
     drain_minutes: int | None  # None: from each queue's class
     index: int  # where it sits in the environment's `maintenance` list, for errors
 

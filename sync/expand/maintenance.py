@@ -5,12 +5,13 @@ created again. A set of metrics cannot be expressed as one AND of tags, so each 
 queue and muted metric, selecting `managed-by:obs`, `env:`, `queue:` and `metric:`: exactly the muted
 monitors of that queue, never its DLQ or delivery-failure monitors, and never a monitor obs does not manage.
 
-The drain check. A downtime lasts the window plus the queue's drain grace (`drain_minutes`, else from the
-queue's class) plus the time its metrics take to show the drain (SETTLE_MINUTES). When it expires with the
-monitor still alerting, Datadog notifies at once (`notify_end_types: expired`), and the muted monitors'
-messages carry a line naming the windows that mute them. So parked work that has not drained pages through the
-queue's own monitors, with the reason, and no separate monitor per window is needed (which would duplicate
-every threshold of the queue).
+The drain check. A downtime of a parked metric lasts the window plus the queue's drain grace (`drain_minutes`,
+else from the queue's class) plus the time its metrics take to show the drain (SETTLE_MINUTES); one of a
+stopped metric lasts the window plus the time a restart takes to show (RESTART_MINUTES), so workers that stay
+down page soon after the window. When it expires with the monitor still alerting, Datadog notifies at once
+(`notify_end_types: expired`), and the muted monitors' messages carry a line naming the windows that mute them.
+So parked work that has not drained pages through the queue's own monitors, with the reason, and no separate
+monitor per window is needed (which would duplicate every threshold of the queue).
 
 Cost. Which windows mute which queue is worked out once per environment (windows x scoped queues), so a
 monitor looks its notes up in a dict instead of scanning every window.
@@ -28,26 +29,31 @@ from sync.core.downtimes import duration, schedule_words
 from sync.core.kinds import DOWNTIME
 from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource, marker_key
 from sync.definitions.maintenance import check_grace, mutes
-from sync.definitions.model import BURN_ALERTS, Definitions, Environment, Queue, Window
+from sync.definitions.model import PARKED, Definitions, Environment, Queue, Window, maintenance_of
 from sync.definitions.source import Source
 from sync.expand.settings import Shared, settings_for
 
-# Depth, age and backlog of a parking queue grow by design while the window lasts, whatever it mutes.
-PARKING_MUTES = ("age", "backlog_minutes", "depth", *BURN_ALERTS)  # parked work ages by design
 DRAIN_METRIC = "backlog_minutes"  # its critical threshold (minutes) is how long the class may take to drain
 DEFAULT_DRAIN_MINUTES = 60  # a queue whose class declares neither an SLO nor a drain threshold
 # How long after a queue drains its monitors still see it full: the latest arrival of a point (crawled 17 min,
 # streamed 5) plus the longest window of a muted monitor (15 min). A downtime that ends sooner notifies the
 # alert of a queue that has in fact drained: obs test showed it with scenarios/maintenance-parks-work.yaml.
 SETTLE_MINUTES = {"crawler": 17 + 15, "streams": 5 + 15}
+# How long after the workers restart a monitor that reads stopped workers as a fault still sees them stopped:
+# the latest arrival of a point, then 8 minutes for their first jobs to finish and a composite to follow its
+# monitors. Such a monitor clears on the first point that shows the workers back, not on a whole window, and
+# pages at the end of this grace if they stay down: under half an hour after the window (obs test:
+# scenarios/maintenance-workers-stay-down.yaml and maintenance-workers-return.yaml).
+RESTART_MINUTES = {"crawler": 17 + 8, "streams": 5 + 8}
 # Datadog's notification on expiry is what pages when parked work did not drain: see the module docstring.
 NOTIFY_END_STATES = ("alert", "no data", "warn")
 
 
 @dataclass(frozen=True)
 class Muting:
-    """One window's hold on one queue: the metrics it mutes there and the queue's grace to drain after it
-    (and for its metrics to show it has: SETTLE_MINUTES)."""
+    """One window's hold on some metrics of one queue, and its grace after the window: the queue's grace to
+    drain and its metrics to show it (SETTLE_MINUTES) for parked metrics, a restart's (RESTART_MINUTES) for
+    the others. A window that mutes metrics of both kinds holds the queue with two."""
 
     window: Window
     metrics: frozenset[str]
@@ -58,24 +64,29 @@ Mutings = Mapping[str, tuple[Muting, ...]]  # queue -> the windows that mute som
 
 
 def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared: Shared) -> Mutings:
-    """For each queue, the windows that mute it; computed once per environment."""
+    """For each queue, the windows that mute it, one Muting per grace; computed once per environment."""
     if not env.maintenance:
         return {}
     by_name = {q.name: q for q in queues}
-    known = {m.name for m in defs.metrics} | set(BURN_ALERTS)
-    parking_mutes = frozenset(m for m in PARKING_MUTES if m in known)
+    treatments = maintenance_of(defs.metrics)
+    parked = frozenset(name for name, treatment in treatments.items() if treatment == PARKED)
     out: dict[str, list[Muting]] = {}
     for window in env.maintenance:
         muted = frozenset(mutes(defs, window))
         held: dict[str, frozenset[str]] = {q.name: muted for q in _scoped(window, queues)}
-        for name in window.parking:
+        for name in window.parking:  # parked work grows there whether or not its workers stop
             if name in by_name:
-                held[name] = held.get(name, frozenset()) | parking_mutes
+                held[name] = held.get(name, frozenset()) | parked
         for name, metrics in held.items():
-            grace = window.drain_minutes
-            if grace is None:
-                grace = drain_minutes(defs, env, by_name[name], shared)
-            out.setdefault(name, []).append(Muting(window, metrics, grace + SETTLE_MINUTES[env.metrics_source]))
+            draining = metrics & parked
+            if draining:
+                grace = window.drain_minutes
+                if grace is None:
+                    grace = drain_minutes(defs, env, by_name[name], shared)
+                out.setdefault(name, []).append(Muting(window, draining, grace + SETTLE_MINUTES[env.metrics_source]))
+            if metrics - parked:  # stopped, or named by the window although declared live
+                restart = RESTART_MINUTES[env.metrics_source]
+                out.setdefault(name, []).append(Muting(window, metrics - parked, restart))
     return {name: tuple(found) for name, found in out.items()}
 
 
