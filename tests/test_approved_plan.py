@@ -182,6 +182,43 @@ def test_a_second_copy_of_an_approved_deletion_refuses_the_plan(obs: Obs, dd: Fa
     assert set(dd.dashboards) == before
 
 
+def test_an_approved_deletion_of_a_copy_edited_since_refuses_the_plan(
+    obs: Obs, dd: FakeDatadog, tmp_path: Path
+) -> None:
+    """The approval names what the deleted object held: someone who edits the copy after the approval (it
+    turns out to be a team's working dashboard) stops the deletion; nothing else about it changed."""
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    original = next(d for d in dd.dashboards.values() if "obs-key:prod/" in (d.get("description") or ""))
+    copy_ = ui_clone(dd, original)
+    saved = tmp_path / "prod.plan.json"
+    assert obs("plan", "--env", "prod", "--out", str(saved)) == 0, obs.err
+    (change,) = json.loads(saved.read_text())["changes"]
+    assert change["removes"]["title"] == copy_["title"]
+    dd.update_dashboard(copy_["id"], {**copy_, "title": copy_["title"] + " - payments team"})
+    assert obs("sync", "--env", "prod", "--plan", str(saved)) == 1
+    assert "delete dashboard prod/oncall now differs in removes.title" in obs.err, obs.err
+    assert copy_["id"] in dd.dashboards
+
+
+def test_a_monitor_changing_state_does_not_stale_an_approved_deletion(
+    obs: Obs, dd: FakeDatadog, tmp_path: Path
+) -> None:
+    """A deletion is approved by what obs writes, not by what the server moves on its own."""
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    monitor_id, doomed = next((i, m) for i, m in dd.monitors.items() if "obs-key:prod/high/age" in m["tags"])
+    # Orphan it: the monitor stays live with our marker, but under a key no definition produces.
+    gone = [t.replace("obs-key:prod/high/age", "obs-key:prod/high/gone") for t in doomed["tags"]]
+    dd.update_monitor(monitor_id, {"tags": gone})
+    saved = tmp_path / "prod.plan.json"
+    assert obs("plan", "--env", "prod", "--out", str(saved)) == 0, obs.err
+    doc = json.loads(saved.read_text())
+    planned = [(c["action"], c["key"]) for c in doc["changes"]]
+    assert ("create", "prod/high/age") in planned and ("delete", "prod/high/gone") in planned
+    dd.set_monitor_state(monitor_id, "Alert")
+    assert obs("sync", "--env", "prod", "--plan", str(saved)) == 0, obs.err
+    assert monitor_id not in dd.monitors
+
+
 def approved_update(obs: Obs, tmp_path: Path) -> Path:
     """A plan file of one monitor update, for an org obs synced before."""
     assert obs("sync", "--env", "prod") == 0, obs.err

@@ -26,6 +26,9 @@ class Kind:
     validated: bool = False  # the API can check a body without writing it (a dry run uses it)
     notifies: bool = False  # its message routes notifications to audiences (who gets paged)
     links: bool = False  # its body may hold placeholders for other objects' IDs, filled in at sync time
+    # What approves a deletion (obs sync --plan): the live fields obs writes, less those the server moves on
+    # its own (a monitor's state, a recurring downtime's current occurrence), so only an edit changes them.
+    approved_by: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name
@@ -38,14 +41,17 @@ class Kind:
 # SLOs come first: burn-rate monitors and dashboard widgets refer to them by ID.
 SLO = Kind(
     "slo", "slos", order=0, fixed="type", title_field="name", created_field="created_at", marker="tags",
+    approved_by=("description", "name", "query", "tags", "thresholds", "timeframe", "type"),
 )  # fmt: skip
 DASHBOARD = Kind(
     "dashboard", "dashboards", order=1, fixed="layout_type", title_field="title", created_field="created_at",
     marker="description", links=True,
+    approved_by=("description", "layout_type", "template_variables", "title", "widgets"),
 )  # fmt: skip
 MONITOR = Kind(
     "monitor", "monitors", order=2, fixed="type", title_field="name", created_field="created", marker="tags",
     numeric_id=True, validated=True, notifies=True, links=True,
+    approved_by=("message", "name", "options", "priority", "query", "tags", "type"),
 )  # fmt: skip
 
 # A monitor whose query combines other monitors by ID (`123 && 456`): written after them, deleted before
@@ -54,12 +60,14 @@ MONITOR = Kind(
 COMPOSITE = Kind(
     "composite", "composites", order=3, fixed="type", title_field="name", created_field="created", marker="tags",
     numeric_id=True, notifies=True, links=True,
+    approved_by=("message", "name", "options", "priority", "query", "tags", "type"),
 )  # fmt: skip
 
 # A v2 downtime has no tags and no name: the marker is the last line of its message, which the API keeps
 # as sent. Written after the monitors it mutes and deleted before them; `schedule` can change in place.
 DOWNTIME = Kind(
     "downtime", "downtimes", order=4, fixed="", title_field="message", created_field="created", marker="message",
+    approved_by=("message", "monitor_identifier", "scope"),
 )  # fmt: skip
 
 KINDS: tuple[Kind, ...] = tuple(sorted((SLO, DASHBOARD, MONITOR, COMPOSITE, DOWNTIME), key=lambda k: k.order))

@@ -57,6 +57,7 @@ class Change:
     replace: bool = False  # the change cannot be made in place: delete and create, with a new ID
     duplicate_of: str | None = None  # deletes an exact copy of this live object, which stays
     body: Mapping[str, Any] | None = None  # what to write, dashboard links resolved to the IDs known now
+    removes: Mapping[str, Any] | None = None  # a deletion: what the live object holds (its kind's approved_by)
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
             note = f"its {resource.kind.fixed} cannot change in place: it is deleted and created again, with a new ID"
         changes.append(_change(UPDATE if fields else UNCHANGED, resource, bodies[at], match.id, fields, note, replace))
     for (kind, key), orphan in current.items():
-        changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id))
+        changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id, removes=_held(orphan)))
     changes.sort(key=lambda c: (c.kind.order, c.key, c.id or ""))
     unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind.order, o.id))
     return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
@@ -153,9 +154,23 @@ def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> C
     title = title_of(twin.body)
     if body is not None and not diff(body, twin.body):
         note = f"duplicate of {twin.kind} {keep.id}, which is kept"
-        return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, duplicate_of=keep.id)
+        return Change(
+            DELETE,
+            twin.kind,
+            twin.key or "",
+            title,
+            env,
+            id=twin.id,
+            note=note,
+            duplicate_of=keep.id,
+            removes=_held(twin),
+        )
     note = f"a second {twin.kind} with this key, kept {keep.id} instead (a copy made by hand?)"
-    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note)
+    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, removes=_held(twin))
+
+
+def _held(obj: Live) -> dict[str, Any]:
+    return {field: obj.body[field] for field in obj.kind.approved_by if field in obj.body}
 
 
 def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> dict[tuple[Kind, str], list[Live]]:

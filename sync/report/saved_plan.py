@@ -144,6 +144,7 @@ def refusal(source: str, found: Sequence[str], *, changed: bool = True) -> ObsEr
 def _saved(change: Change) -> dict[str, Any]:
     doc = change_json(change)
     doc["body"] = change.body
+    doc["removes"] = change.removes
     doc["duplicate_of"] = change.duplicate_of
     # Round-trip through JSON so a plan made now compares equal to one read back from a file.
     loaded: dict[str, Any] = json.loads(json.dumps(doc, sort_keys=True))
@@ -152,8 +153,8 @@ def _saved(change: Change) -> dict[str, Any]:
 
 
 def _digest(change: Mapping[str, Any]) -> str:
-    """What the change does to which object: its action, object, ID, fields and the body it sends (a
-    deletion sends none: its ID and title name what it removes)."""
+    """What the change does to which object: its action, object, ID, fields, and the body it sends or, for a
+    deletion, what the live object holds: a copy edited since the approval is not deleted unseen."""
     content = {k: v for k, v in change.items() if k != "digest"}
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
@@ -191,7 +192,11 @@ def _id(change: Mapping[str, Any]) -> str:
 
 
 def _fields(change: Mapping[str, Any]) -> set[tuple[str, str]]:
-    return {(str(f["path"]), json.dumps(f, sort_keys=True)) for f in change["fields"]}
+    """What a change does, path by path: its field changes, and the live fields a deletion removes."""
+    removed = change.get("removes") or {}
+    return {(str(f["path"]), json.dumps(f, sort_keys=True)) for f in change["fields"]} | {
+        (f"removes.{name}", json.dumps(value, sort_keys=True)) for name, value in removed.items()
+    }
 
 
 def _org(org: str | None) -> str:
@@ -220,6 +225,7 @@ _CHANGE = {
             "items": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
         },
         "body": {"type": ["object", "null"]},
+        "removes": {"type": ["object", "null"]},
         "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
     },
 }
