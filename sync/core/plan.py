@@ -151,22 +151,14 @@ def _linked(
 def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> Change:
     """A second live object with a key. An exact copy (a create retried after its answer was lost) is a
     duplicate; one that differs may be a person's copy, so its deletion counts as an orphan's."""
-    title = title_of(twin.body)
+    title, removes = title_of(twin.body), _held(twin)
     if body is not None and not diff(body, twin.body):
         note = f"duplicate of {twin.kind} {keep.id}, which is kept"
         return Change(
-            DELETE,
-            twin.kind,
-            twin.key or "",
-            title,
-            env,
-            id=twin.id,
-            note=note,
-            duplicate_of=keep.id,
-            removes=_held(twin),
+            DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, duplicate_of=keep.id, removes=removes
         )
     note = f"a second {twin.kind} with this key, kept {keep.id} instead (a copy made by hand?)"
-    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, removes=_held(twin))
+    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, removes=removes)
 
 
 def _held(obj: Live) -> dict[str, Any]:
