@@ -28,7 +28,9 @@ from sync.expand import maintenance
 def register(commands: Commands) -> None:
     parser = commands.add_parser("maintenance", help="start, end and list maintenance windows (Datadog downtimes)")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    start = actions.add_parser("start", help="mute now what a window mutes by default: the metrics declared parked or stopped")
+    start = actions.add_parser(
+        "start", help="mute now what a window mutes by default: the metrics declared parked or stopped"
+    )
     start.add_argument("--env", required=True, help="the environment")
     start.add_argument("--queue", required=True, help="the queue's logical name")
     start.add_argument("--for", dest="length", type=_length, default=60, metavar="DURATION", help="e.g. 90m, 2h (1h)")
