@@ -24,11 +24,11 @@ def test_a_sync_applies_exactly_the_approved_plan(obs: Obs, dd: FakeDatadog, tmp
     assert obs("plan", "--env", "prod", "--out", str(saved)) == 0, obs.err
     doc = json.loads(saved.read_text())
     assert doc["format"] == "obs-plan/1" and doc["env"] == "prod"
-    assert len(doc["changes"]) == 144 and {c["action"] for c in doc["changes"]} == {"create"}
+    assert len(doc["changes"]) == 145 and {c["action"] for c in doc["changes"]} == {"create"}
     assert all(c["body"] for c in doc["changes"]), "the file holds what will be written"
 
     assert obs("sync", "--env", "prod", "--plan", str(saved)) == 0, obs.err
-    assert "Applied: 144 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert "Applied: 145 created, 0 updated, 0 deleted, 0 failed" in obs.out
     assert len(dd.monitors) == 120  # monitors and composites
 
 
@@ -67,7 +67,7 @@ def test_an_already_applied_plan_is_refused_not_applied_twice(obs: Obs, dd: Fake
     assert obs("sync", "--env", "prod") == 0, obs.err
     assert obs("sync", "--env", "prod", "--plan", str(saved)) == 1
     assert "create composite prod/critical/backlog_draining is no longer needed" in obs.err
-    assert "and 139 more" in obs.err
+    assert "and 140 more" in obs.err
 
 
 def test_a_plan_file_that_is_not_one_is_a_clear_error(obs: Obs, dd: FakeDatadog, tmp_path: Path) -> None:
@@ -111,13 +111,13 @@ def sync_on_a_terminal(definitions: Path, answer: str) -> tuple[int, str]:
 def test_a_sync_on_a_terminal_asks_after_printing_the_plan(obs: Obs, dd: FakeDatadog) -> None:
     code, out = sync_on_a_terminal(obs.definitions, "no")
     assert code == 1
-    assert out.index("Plan: 144 to create") < out.index("Apply these 144 changes to prod? Only 'yes' applies: ")
+    assert out.index("Plan: 145 to create") < out.index("Apply these 145 changes to prod? Only 'yes' applies: ")
     assert "error: sync cancelled: nothing was written: answer yes to apply, or pass --yes" in out
     assert dd.monitors == {}
 
     code, out = sync_on_a_terminal(obs.definitions, "yes")
     assert code == 0, out
-    assert "Applied: 144 created" in out and len(dd.monitors) == 120
+    assert "Applied: 145 created" in out and len(dd.monitors) == 120
 
     raise_prod_age(obs.definitions)
     assert obs("sync", "--env", "prod", "--yes") == 0, "off a terminal (CI) it never asks"

@@ -23,8 +23,8 @@ def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT), "validate"]) == 0
     assert capsys.readouterr().out == (
         "ok: 6 queues, 26 metrics, 59 scenarios, 3 environments (dev: 72 downtimes, 14 composites, 73 monitors, "
-        "1 dashboard, prod: 20 downtimes, 17 composites, 103 monitors, 1 dashboard, 3 slos, staging: 17 composites, "
-        "103 monitors, 1 dashboard, 3 slos)\n"
+        "1 dashboard, prod: 1 slo-correction, 20 downtimes, 17 composites, 103 monitors, 1 dashboard, 3 slos, "
+        "staging: 17 composites, 103 monitors, 1 dashboard, 3 slos)\n"
     )
 
 
@@ -102,7 +102,7 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.endswith("Plan: 144 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    assert result.stdout.endswith("Plan: 145 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:

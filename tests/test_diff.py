@@ -170,18 +170,18 @@ def test_two_commits_and_the_working_tree(repo: Path, run: Run) -> None:
 
     code, out, _ = run(repo, "--base", "HEAD~1", "--head", "HEAD", "--detailed-exitcode")
     assert code == 2
-    assert out.endswith("Diff: 0 to create, 9 to update, 0 to delete, 419 unchanged.\n")
+    assert out.endswith("Diff: 0 to create, 9 to update, 0 to delete, 420 unchanged.\n")
     assert "prod/low/" not in out, "the uncommitted removal is not part of HEAD"
 
     code, out, _ = run(repo, "--base", "HEAD", "--detailed-exitcode")
     assert code == 2
     # low's monitors and composites in every environment, and its downtimes in prod and dev.
-    assert out.endswith("Diff: 0 to create, 3 to update, 72 to delete, 353 unchanged.\n")
+    assert out.endswith("Diff: 0 to create, 3 to update, 72 to delete, 354 unchanged.\n")
 
     code, out, _ = run(repo, "--base", "HEAD", "--head", "HEAD", "--detailed-exitcode")
     assert code == 0
     assert "Who gets paged: no notification target added, removed or changed." in out
-    assert out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 428 unchanged.\n")
+    assert out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 429 unchanged.\n")
     assert run(repo, "--base", "HEAD~1", "--head", "HEAD")[0] == 0, "changes exit 0 without --detailed-exitcode"
 
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts} == before
@@ -215,7 +215,7 @@ def test_a_moved_definitions_folder_is_found_with_base_definitions(repo: Path, r
     code, _, err = run(moved, "--base", "HEAD~1")
     assert code == 1 and "has no queues.yaml in observability/" in err and "--base-definitions" in err
     code, out, _ = run(moved, "--base", "HEAD~1", "--base-definitions", ".", "--detailed-exitcode")
-    assert code == 0 and out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 428 unchanged.\n")
+    assert code == 0 and out.endswith("Diff: 0 to create, 0 to update, 0 to delete, 429 unchanged.\n")
     code, _, err = run(moved, "--base", "HEAD~1", "--base-definitions", "../elsewhere")
     assert code == 1 and "is not a folder inside the repository" in err
 
@@ -229,7 +229,7 @@ def test_environments_only_in_one_revision_are_all_creates_or_all_deletes(repo: 
     envs = {e["env"]: e["summary"] for e in json.loads(out)["environments"]}
     assert envs["dev"] == {"create": 0, "update": 0, "delete": 160, "unchanged": 0}
     assert envs["qa"] == {"create": 124, "update": 0, "delete": 0, "unchanged": 0}
-    assert envs["prod"]["unchanged"] == 144
+    assert envs["prod"]["unchanged"] == 145
 
     code, out, _ = run(repo, "--base", "HEAD", "--env", "prod", "--env", "qa")
     assert code == 0
@@ -280,7 +280,7 @@ def test_a_base_without_definitions_is_empty_and_the_preview_says_so(repo: Path,
         code, out, err = run(repo, "--base", "HEAD", "--format", fmt, "--detailed-exitcode")
         assert (code, err) == (2, "")
         assert said in out
-    assert "Diff: 428 to create, 0 to update, 0 to delete, 0 unchanged." in run(repo, "--base", "HEAD")[1]
+    assert "Diff: 429 to create, 0 to update, 0 to delete, 0 unchanged." in run(repo, "--base", "HEAD")[1]
 
 
 def test_a_revision_holds_only_the_files_load_reads_and_goes_away(repo: Path) -> None:
@@ -333,7 +333,7 @@ def test_many_changes_fit_one_comment_and_say_what_was_left_out() -> None:
     comment = (Path(__file__).parent / "golden" / "diff" / "many.md").read_text()
     assert comment.startswith(MARKER + "\n")
     assert size(comment) <= BUDGET < LIMIT
-    assert "| `prod` | 0 | 513 | 0 | 804 |" in comment
+    assert "| `prod` | 0 | 513 | 0 | 805 |" in comment
     assert (
         "Left out to fit a pull-request comment: the list of 20 changed resources in 2 queues; "
         "the 507 field changes of 506 updated resources; the line diffs of 1 text field." in comment

@@ -39,7 +39,7 @@ def changes(plan: dict[str, object]) -> dict[str, str]:
 
 def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 144 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert "Applied: 145 created, 0 updated, 0 deleted, 0 failed" in obs.out
     downtimes = live_downtimes(dd)
     assert len(downtimes) == 20
     age = downtimes["prod/default/age/maintenance/nightly-migrations"]
@@ -50,7 +50,7 @@ def test_sync_creates_the_downtimes_and_the_plan_after_is_empty(obs: Obs, dd: Fa
     assert not [k for k in downtimes if "/dlq/" in k or "delivery_failures" in k or "retention_risk" in k]
 
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 144 unchanged, 0 unmanaged." in obs.out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 145 unchanged, 0 unmanaged." in obs.out
 
 
 def test_a_hand_made_downtime_is_never_touched(obs: Obs, dd: FakeDatadog) -> None:
@@ -78,9 +78,9 @@ def test_a_removed_window_is_canceled_and_a_changed_one_updated(obs: Obs, dd: Fa
     prod.write_text(text[: text.index("# Nightly database migrations")])
     plan = obs.plan()
     deleted = {k for k, a in changes(plan).items() if a == "delete"}
-    assert len(deleted) == 20 and all("/maintenance/" in k for k in deleted)
+    assert len(deleted) == 21 and all("/maintenance/" in k for k in deleted)  # 20 downtimes, 1 correction
     assert obs("sync", "--env", "prod") == 1  # the mass-delete guard counts downtimes like monitors
-    assert "refusing to delete 20 of the 144 objects" in obs.err
+    assert "refusing to delete 21 of the 145 objects" in obs.err
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 0, obs.err
     assert live_downtimes(dd) == {}
     assert obs("plan", "--env", "prod", "--detailed-exitcode") == 0, obs.out

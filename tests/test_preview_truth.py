@@ -50,11 +50,11 @@ def test_deletions_the_sync_will_refuse_are_warned_per_environment(repo: Path, r
     out = outputs(run, repo)
     refused = warnings(out["json"], "mass-delete")
     assert [w["env"] for w in refused] == ["prod", "staging", "dev"]
-    # Every object of low and default in prod, their downtimes included.
-    prod = "the sync of prod will refuse to delete 61 of the 144 objects obs manages there (the limit is 15)"
-    assert prod in refused[0]["text"] and "--max-deletes 61" in refused[0]["text"]
+    # Every object of low and default in prod, their downtimes and the SLO correction included.
+    prod = "the sync of prod will refuse to delete 62 of the 145 objects obs manages there (the limit is 15)"
+    assert prod in refused[0]["text"] and "--max-deletes 62" in refused[0]["text"]
     assert f"WARNING (prod): {prod}" in out["text"]
-    assert "> **prod**: the sync of prod will refuse to delete 61 of the 144 objects" in out["markdown"]
+    assert "> **prod**: the sync of prod will refuse to delete 62 of the 145 objects" in out["markdown"]
     assert "label obs-allow-deletes" in out["markdown"]
 
     for name, text in originals.items():

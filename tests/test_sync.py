@@ -46,19 +46,20 @@ def changes(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 144 created, 0 updated, 0 deleted, 0 failed" in obs.out
-    # 97 query monitors and 6 SLO burn-rate monitors, 17 composites; 3 SLOs, 1 dashboard and 20 downtimes.
+    assert "Applied: 145 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    # 97 query monitors and 6 SLO burn-rate monitors, 17 composites; 3 SLOs, 1 dashboard and 20 downtimes,
+    # and the nightly window's correction of the default queue's SLO.
     assert len(dd.monitors) == 103 + 17 and len(dd.dashboards) == 1 and len(dd.downtimes) == 20
-    assert len(dd.slos) == 3
+    assert len(dd.slos) == 3 and len(dd.corrections) == 1
     assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 124  # downtimes carry no key tag
 
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 144 unchanged, 0 unmanaged." in obs.out
-    # One SLO, one monitor (composites too), one dashboard summary and one downtime page (short: the end),
-    # and the one dashboard.
-    assert dd.calls() == 5
-    assert "API calls: 5 (" in obs.err
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 145 unchanged, 0 unmanaged." in obs.out
+    # One SLO, one monitor (composites too), one dashboard summary, one downtime page and one correction page
+    # (short: the end), and the one dashboard.
+    assert dd.calls() == 6
+    assert "API calls: 6 (" in obs.err
 
 
 def test_composites_are_written_after_the_monitors_they_combine_with_their_real_ids(obs: Obs, dd: FakeDatadog) -> None:

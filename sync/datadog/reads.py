@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, SLO_CORRECTION, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
 from sync.core.resources import DASHBOARD_MARKER, DOWNTIME_MARKER, KEY_TAG_PREFIX, MANAGED_TAG, Resource
 from sync.datadog.client import Datadog, RequestFailed
@@ -73,6 +73,19 @@ def downtime_key(obj: Mapping[str, Any]) -> str | None:
     lines = str(obj.get("message") or "").splitlines()
     keys = [line.strip().removeprefix(DOWNTIME_MARKER) for line in lines if line.strip().startswith(DOWNTIME_MARKER)]
     return keys[0] if len(keys) == 1 and keys[0] else None
+
+
+def slo_correction(obj: Mapping[str, Any]) -> Live:
+    return live(SLO_CORRECTION, obj, correction_key(obj))
+
+
+def correction_key(obj: Mapping[str, Any]) -> str | None:
+    """The key in the last line of an SLO correction's description: obs writes no user text there, and a
+    marker on any other line is not ours."""
+    lines = str(obj.get("description") or "").strip().splitlines()
+    last = lines[-1].strip() if lines else ""
+    key = last.removeprefix(DASHBOARD_MARKER) if last.startswith(DASHBOARD_MARKER) else ""
+    return key if key and " " not in key else None
 
 
 def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = False) -> Plan:
@@ -145,5 +158,10 @@ READERS: Mapping[Kind, Reader] = {
         lambda dd, env, desired, adopt: [downtime(d) for d in dd.downtimes()],
         # Only the key's: settle looks several keys up in a row, and must not see one object once per key.
         find=lambda dd, key: [found for found in map(downtime, dd.downtimes()) if found.key == key],
+    ),
+    # Likewise every correction of the org, a hundred per call.
+    SLO_CORRECTION: Reader(
+        lambda dd, env, desired, adopt: [slo_correction(c) for c in dd.slo_corrections()],
+        find=lambda dd, key: [found for found in map(slo_correction, dd.slo_corrections()) if found.key == key],
     ),
 }
