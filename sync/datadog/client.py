@@ -69,9 +69,13 @@ APIS: Mapping[Kind, Api] = {
     DOWNTIME: Api("/api/v2/downtime", DowntimesApi, "downtime", envelope="downtime", delete_verb="cancel"),
     SLO: Api("/api/v1/slo", ServiceLevelObjectivesApi, "slo", wrapped=True),
     SLO_CORRECTION: Api(
-        "/api/v1/slo/correction", ServiceLevelObjectiveCorrectionsApi, "slo_correction", envelope="correction",
-        update_id=False, create_only=("slo_id",),
-    ),  # fmt: skip
+        "/api/v1/slo/correction",
+        ServiceLevelObjectiveCorrectionsApi,
+        "slo_correction",
+        envelope="correction",
+        update_id=False,
+        create_only=("slo_id",),
+    ),
 }
 
 

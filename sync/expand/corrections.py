@@ -95,4 +95,6 @@ def _words(window: Window) -> str:
     if sched.rrule is not None:
         recurrences = [{"rrule": sched.rrule, "duration": duration(sched.minutes)}]
         return schedule_words({"recurrences": recurrences, "timezone": sched.timezone})
-    return schedule_words({"start": sched.start and sched.start.isoformat(), "end": sched.end and sched.end.isoformat()})
+    return schedule_words(
+        {"start": sched.start and sched.start.isoformat(), "end": sched.end and sched.end.isoformat()}
+    )

@@ -115,7 +115,7 @@ def _check(attributes: Body) -> None:
         ZoneInfo(str(attributes.get("timezone") or "UTC"))
     except (ZoneInfoNotFoundError, ValueError):
         raise Rejected(400, f"Invalid timezone: {attributes.get('timezone')}") from None
-    rule, start, end = attributes.get("rrule"), attributes.get("start"), attributes.get("end")
+    rule, start, end = attributes.get("rrule"), int(attributes["start"]), attributes.get("end")  # start: required
     if rule is None:
         if end is None or end <= start:
             raise Rejected(400, "end: a one-time correction ends after it starts")  # wording unverified

@@ -197,8 +197,8 @@ class FakeDatadog:
     def create_correction(self, attributes: Body) -> Body:
         """An SLO correction made by hand; the answer's data object."""
         with self._lock:
-            answer: Body = self._corrections.create({"data": {"type": "correction", "attributes": attributes}})
-            return answer["data"]
+            answer: Body = self._corrections.create({"data": {"type": "correction", "attributes": attributes}})["data"]
+            return answer
 
     def create_dashboard(self, body: Body) -> Body:
         with self._lock:
