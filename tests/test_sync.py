@@ -33,9 +33,10 @@ def keys(dd: FakeDatadog) -> Counter[str]:
     found: Counter[str] = Counter()
     for tagged in [*dd.monitors.values(), *dd.slos.values()]:
         found.update(m.group(1) for tag in tagged["tags"] if (m := KEY.match(tag)))
-    for dashboard in dd.dashboards.values():
+    described = [*dd.dashboards.values(), *(c["attributes"] for c in dd.corrections.values())]
+    for item in described:
         found.update(
-            line.split("obs-key:")[1] for line in (dashboard["description"] or "").splitlines() if "obs-key:" in line
+            line.split("obs-key:")[1] for line in (item["description"] or "").splitlines() if "obs-key:" in line
         )
     return found
 
@@ -51,7 +52,7 @@ def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDat
     # and the nightly window's correction of the default queue's SLO.
     assert len(dd.monitors) == 103 + 17 and len(dd.dashboards) == 1 and len(dd.downtimes) == 20
     assert len(dd.slos) == 3 and len(dd.corrections) == 1
-    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 124  # downtimes carry no key tag
+    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 125  # downtimes carry no key tag
 
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
