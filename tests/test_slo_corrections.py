@@ -15,6 +15,7 @@ from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint
 from sync.definitions.load import load
 from sync.errors import ObsError
+from sync.expand.correction_time import Unmappable, recurrence
 from sync.expand.desired import expand
 
 from .conftest import ROOT, Obs, Run, commit, git
@@ -204,3 +205,38 @@ def test_diff_says_which_slo_a_window_corrects_and_when(defs: Path, plain_git: N
     assert "prod: window nightly now corrects the SLO of jobs: daily at 21:00 for 2 h 33 min, Europe/Berlin time" in out
     code, markdown, _ = run(defs, "--base", "HEAD", "--format", "markdown")
     assert "window nightly now corrects the SLO of jobs" in markdown
+
+
+@pytest.mark.parametrize(
+    ("rule", "zone", "expected"),
+    [
+        ("FREQ=DAILY;BYHOUR=1;BYMINUTE=0", "Europe/Berlin", ("FREQ=DAILY", "2024-01-01T01:00:00+01:00")),
+        ("FREQ=WEEKLY;BYDAY=SA;BYHOUR=7;BYMINUTE=30", "UTC", ("FREQ=WEEKLY;BYDAY=SA", "2024-01-06T07:30:00+00:00")),
+        (
+            "FREQ=WEEKLY;UNTIL=20270101T000000;BYDAY=MO,FR;BYHOUR=22;BYMINUTE=15",
+            "America/New_York",
+            ("FREQ=WEEKLY;UNTIL=20270101T000000;BYDAY=MO,FR", "2024-01-01T22:15:00-05:00"),
+        ),
+        ("FREQ=DAILY;UNTIL=20230101T000000;BYHOUR=1;BYMINUTE=0", "UTC", None),  # over before the reference
+        ("FREQ=DAILY;INTERVAL=2;BYHOUR=1;BYMINUTE=0", "UTC", "cannot repeat INTERVAL"),
+        ("FREQ=DAILY;COUNT=3;BYHOUR=1;BYMINUTE=0", "UTC", "cannot repeat COUNT"),
+        ("FREQ=MONTHLY;BYMONTHDAY=1;BYHOUR=1;BYMINUTE=0", "UTC", "only as FREQ=DAILY"),
+        ("FREQ=HOURLY;BYHOUR=1", "UTC", "only as FREQ=DAILY"),
+        ("FREQ=WEEKLY;BYHOUR=1;BYMINUTE=0", "UTC", "FREQ=WEEKLY with BYDAY"),
+        ("FREQ=DAILY", "UTC", "one time of day"),
+        ("FREQ=DAILY;BYHOUR=1,13;BYMINUTE=0", "UTC", "one time of day"),
+    ],
+)
+def test_the_time_of_day_moves_into_the_start(rule: str, zone: str, expected: tuple[str, str] | str | None) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(Unmappable, match=expected):
+            recurrence(rule, zone)
+        return
+    found = recurrence(rule, zone)
+    assert (found and (found.rrule, found.first.isoformat())) == expected
+
+
+def test_a_recurrence_over_before_the_reference_date_gets_no_correction(defs: Path) -> None:
+    env = defs / "environments" / "prod.yaml"
+    env.write_text(env.read_text().replace("FREQ=DAILY;BYHOUR=19", "FREQ=DAILY;UNTIL=20230101T000000;BYHOUR=19"))
+    assert not [r for r in expand(load(defs), "prod") if r.kind == SLO_CORRECTION]

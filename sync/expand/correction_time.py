@@ -35,8 +35,9 @@ class Unmappable(ValueError):
     """A window rule a correction cannot repeat exactly; the message says why, for the definitions' error."""
 
 
-def recurrence(rule: str, timezone: str) -> Recurrence:
-    """The correction's rule and first start for a window's RRULE (canonical: upper case, FREQ first)."""
+def recurrence(rule: str, timezone: str) -> Recurrence | None:
+    """The correction's rule and first start for a window's RRULE (canonical: upper case, FREQ first); None
+    for a rule whose UNTIL lies before the reference date, which has nothing left to correct."""
     parts = dict(p.split("=", 1) for p in rule.split(";") if "=" in p)
     freq = parts.get("FREQ", "")
     if freq not in _FREQS or (freq == "WEEKLY" and "BYDAY" not in parts):
@@ -48,13 +49,12 @@ def recurrence(rule: str, timezone: str) -> Recurrence:
     hours, minutes = parts.get("BYHOUR", ""), parts.get("BYMINUTE", "0")
     if not hours.isdigit() or not minutes.isdigit() or parts.get("BYSECOND", "0") != "0":
         raise Unmappable("the window needs one time of day (a single BYHOUR and BYMINUTE) for its SLO correction")
-    zone = ZoneInfo(timezone)
     try:
-        rules = rrulestr(rule, dtstart=REFERENCE.replace(tzinfo=zone))
-        first = rules.after(REFERENCE.replace(tzinfo=zone), inc=True)
+        # In local wall-clock time, as the definitions' RRULEs are read (an UNTIL without offset).
+        first = rrulestr(rule, dtstart=REFERENCE).after(REFERENCE, inc=True)
     except (ValueError, TypeError) as exc:
         raise Unmappable(f"the RRULE does not repeat from {REFERENCE:%Y-%m-%d} ({exc})") from None
     if first is None:
-        raise Unmappable(f"the RRULE has no occurrence after {REFERENCE:%Y-%m-%d}")
+        return None
     kept = [f"{name}={parts[name]}" for name in _KEPT if name in parts]
-    return Recurrence(";".join(kept), first)
+    return Recurrence(";".join(kept), first.replace(tzinfo=ZoneInfo(timezone)))

@@ -35,27 +35,32 @@ def correction_key(env: str, queue: str, window: str) -> str:
 def corrections(env: Environment, held: Mutings, objectives: Iterable[Resource]) -> list[Resource]:
     """One correction per window and held queue that has an SLO here."""
     slos = {r.queue: r.key for r in objectives if r.kind == SLO and r.queue is not None}
-    return [
+    found = [
         correction(env, muting, queue, slos[queue])
-        for queue, found in sorted(held.items())
+        for queue, held_by in sorted(held.items())
         if queue in slos
-        for muting in found
+        for muting in held_by
     ]
+    return [r for r in found if r is not None]
 
 
-def correction(env: Environment, muting: Muting, queue: str, slo_key: str) -> Resource:
+def correction(env: Environment, muting: Muting, queue: str, slo_key: str) -> Resource | None:
+    """The window's correction of the queue's SLO; None for a recurrence that ended before any start obs gives."""
     window = muting.window
     key = correction_key(env.name, queue, window.name)
+    when = timing(env, window, muting.drain_minutes)
+    if when is None:
+        return None
     body: dict[str, object] = {
         "slo_id": placeholders.placeholder(SLO.name, slo_key),
         "category": CATEGORY,
         "description": description(env.name, window, queue, muting.drain_minutes, f"{CORRECTION_MARKER}{key}"),
-        **timing(env, window, muting.drain_minutes),
+        **when,
     }
     return Resource(kind=SLO_CORRECTION, key=key, body=body, env=env.name, queue=queue)
 
 
-def timing(env: Environment, window: Window, grace: int) -> dict[str, object]:
+def timing(env: Environment, window: Window, grace: int) -> dict[str, object] | None:
     """start and end (a one-time window), or start, duration and rrule (a recurring one), in epoch seconds."""
     sched = window.schedule
     if sched.rrule is None:
@@ -70,6 +75,8 @@ def timing(env: Environment, window: Window, grace: int) -> dict[str, object]:
             f"window '{window.name}' holds queues with an SLO, whose correction cannot follow it: {exc}",
             "write the rule as FREQ=DAILY or FREQ=WEEKLY;BYDAY=..., with one BYHOUR and BYMINUTE (UNTIL may stay)",
         ) from None
+    if found is None:
+        return None
     return {
         "start": int(found.first.timestamp()),
         "duration": (sched.minutes + grace) * 60,

@@ -116,3 +116,10 @@ def test_a_nightly_parked_window_no_longer_burns_the_budget(tmp_path: Path, caps
     scenario.write_text(PARKED + 'starts_at: "2026-12-01T09:00:00Z"\n')
     assert main(["--definitions", str(defs), "test", "--scenario", "parked"]) == 1
     assert "notified @pagerduty-jobs at minute" in capsys.readouterr().out
+
+
+def test_an_until_in_local_time_ends_the_corrections() -> None:
+    first = int(datetime(2024, 1, 1, 0, 0, tzinfo=UTC).timestamp())
+    rule = "FREQ=DAILY;UNTIL=20261202T000000"  # the last start is 2026-12-01 01:00 in Berlin
+    night = datetime(2026, 11, 30, 23, 0, tzinfo=UTC)  # midnight of Dec 1 in Berlin
+    assert correction.corrected([nightly(first, rule)], night, 2 * 24 * 60) == {"prod/q/slo": ((60, 240),)}

@@ -48,9 +48,8 @@ def spans(body: Mapping[str, Any], starts_at: datetime, duration: int) -> list[S
     zone = ZoneInfo(str(body.get("timezone") or "UTC"))
     first = datetime.fromtimestamp(start, zone)
     try:
-        rule = rrulestr(str(body["rrule"]), dtstart=first)
         # Occurrences in wall-clock time of the zone (T3), from one that may still last at minute 0.
-        occurrences = rule.between(starts_at - length, until, inc=True)
+        occurrences = _between(str(body["rrule"]), first, starts_at - length, until)
     except (ValueError, TypeError) as exc:
         raise Refused(f"the SLO correction's rrule does not parse ({exc})") from None
     out = []
@@ -60,3 +59,16 @@ def spans(body: Mapping[str, Any], starts_at: datetime, duration: int) -> list[S
         if b > 0:
             out.append((max(a, 0), b))
     return out
+
+
+def _between(rule: str, first: datetime, since: datetime, until: datetime) -> list[datetime]:
+    """The rule's starts in [since, until]; an UNTIL without offset is local time, so the rule runs naive."""
+    if "UNTIL=" not in rule or rule.split("UNTIL=", 1)[1].split(";", maxsplit=1)[0].endswith("Z"):
+        return list(rrulestr(rule, dtstart=first).between(since, until, inc=True))
+    zone = first.tzinfo
+
+    def local(moment: datetime) -> datetime:
+        return moment.astimezone(zone).replace(tzinfo=None)
+
+    naive = rrulestr(rule, dtstart=first.replace(tzinfo=None)).between(local(since), local(until), inc=True)
+    return [moment.replace(tzinfo=zone) for moment in naive]
