@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from sync.core.kinds import KINDS, SLO_CORRECTION
+from sync.core.plan import Live, diff, make_plan
+from sync.core.resources import Resource
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint
 from sync.definitions.load import load
@@ -240,3 +242,33 @@ def test_a_recurrence_over_before_the_reference_date_gets_no_correction(defs: Pa
     env = defs / "environments" / "prod.yaml"
     env.write_text(env.read_text().replace("FREQ=DAILY;BYHOUR=19", "FREQ=DAILY;UNTIL=20230101T000000;BYHOUR=19"))
     assert not [r for r in expand(load(defs), "prod") if r.kind == SLO_CORRECTION]
+
+
+def test_the_plan_undoes_what_the_server_may_rewrite_and_replaces_what_an_update_cannot_change() -> None:
+    body = {
+        "slo_id": "abc",
+        "category": "Scheduled Maintenance",
+        "description": f"x\n\n{MARKER}{KEY}",
+        "start": 1704132000,
+        "duration": 9180,
+        "rrule": "FREQ=WEEKLY;BYDAY=MO,TU",
+        "timezone": "Europe/Berlin",
+    }
+    # Numbers as floats, the RRULE's parts in another order, unset fields as null, the server's own fields.
+    answered = {
+        **body,
+        "start": 1704132000.0,
+        "rrule": "BYDAY=MO,TU;FREQ=WEEKLY",
+        "end": None,
+        "slo_query": None,
+        "created_at": 1,
+        "creator": {"email": "x"},
+        "modifier": None,
+    }
+    assert diff(body, answered) == ()
+    one_time = {k: v for k, v in body.items() if k not in ("duration", "rrule")} | {"end": 1704140000}
+    live = Live(SLO_CORRECTION, "c1", KEY, answered, "1")
+    desired = Resource(SLO_CORRECTION, KEY, one_time, "prod", "jobs")
+    (change,) = make_plan("prod", [desired], [live]).changes
+    assert change.action == "update" and change.replace and "its rrule cannot change in place" in change.note
+    assert {f.path for f in change.fields} == {"end", "rrule"}
