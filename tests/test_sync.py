@@ -212,7 +212,7 @@ def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
     queues.write_text(text[: text.index("  - name: introduction\n")] + text[text.index("  - name: reindexing\n") :])
     assert obs("sync", "--env", "prod", "--no-delete") == 0
     assert "18 deletions skipped (--no-delete)." in obs.out
-    assert len(keys(dd)) == 124
+    assert len(keys(dd)) == 125
 
 
 def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatadog) -> None:
@@ -227,7 +227,7 @@ def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatado
     prod.write_text(text + "dashboards: {oncall: {enabled: false}}\n")
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 1
     assert "error: the definitions expand to nothing in 'prod': refusing to sync" in obs.err
-    assert len(keys(dd)) == 124
+    assert len(keys(dd)) == 125
 
 
 def test_two_live_objects_with_one_key_are_repaired_keeping_the_older(obs: Obs, dd: FakeDatadog) -> None:
@@ -344,7 +344,7 @@ def test_a_429_waits_for_the_reset_and_is_not_a_failure(obs: Obs, dd: FakeDatado
     dd.faults.throttle_rate, dd.faults.rate_period = 0.1, 1.0
     assert obs("sync", "--env", "prod", "--verbose") == 0, obs.out
     assert any(r.status == 429 for r in dd.log)
-    assert len(keys(dd)) == 124 and all(n == 1 for n in keys(dd).values())
+    assert len(keys(dd)) == 125 and all(n == 1 for n in keys(dd).values())
 
 
 def _fleet_queue(index: int) -> str:
