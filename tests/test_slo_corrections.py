@@ -22,6 +22,8 @@ from sync.expand.desired import expand
 
 from .conftest import ROOT, Obs, Run, commit, git
 from .fakedd import LOST_RESPONSE, FakeDatadog
+from .fakedd.common import Rejected
+from .fakedd.corrections import Corrections
 
 FIXTURE = ROOT / "tests" / "fixtures" / "evaluation"
 MARKER = "managed-by:obs obs-key:"
@@ -272,3 +274,17 @@ def test_the_plan_undoes_what_the_server_may_rewrite_and_replaces_what_an_update
     (change,) = make_plan("prod", [desired], [live]).changes
     assert change.action == "update" and change.replace and "its rrule cannot change in place" in change.note
     assert {f.path for f in change.fields} == {"end", "rrule"}
+
+
+def test_the_fakes_update_refuses_what_the_update_model_lacks() -> None:
+    """SLOCorrectionUpdateRequest has no slo_id and its data no id: a client that sent them would be refused."""
+    store = Corrections(lambda slo_id: slo_id == "a")
+    attributes = {"slo_id": "a", "category": "Other", "start": 100, "end": 200}
+    made = store.create({"data": {"type": "correction", "attributes": attributes}})["data"]
+    for data in ({"attributes": {"slo_id": "a", "start": 100}}, {"id": made["id"], "attributes": {"start": 100}}):
+        with pytest.raises(Rejected, match="unknown key"):
+            store.update(made["id"], {"data": {"type": "correction", **data}})
+    moved = store.update(made["id"], {"data": {"type": "correction", "attributes": {"start": 150}}})
+    assert moved["data"]["attributes"]["start"] == 150 and moved["data"]["attributes"]["slo_id"] == "a"
+    store.delete_for_slo("a")  # an SLO's deletion takes its corrections along
+    assert store.items == {}
