@@ -16,6 +16,7 @@ import pytest
 from sync.cli.app import main
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
+from sync.expand.desired import expand
 
 from .fakedd import FakeDatadog
 
@@ -108,6 +109,14 @@ def plain_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Fixed dates: the same commits get the same ids, so reports that name them stay golden.
     monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
     monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+
+
+def desired(definitions: Path, *envs: str, kinds: tuple[str, ...] = ()) -> int:
+    """How many objects (of these kinds) the definitions render for these environments (all, when none is
+    named): what a test of the engine counts against, so that an edit of the shipped example breaks no count."""
+    defs = load(definitions)
+    rendered = [r for env in envs or [e.name for e in defs.environments] for r in expand(defs, env)]
+    return sum(1 for r in rendered if not kinds or r.kind.name in kinds)
 
 
 def git(repo: Path, *args: str) -> str:

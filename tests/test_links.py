@@ -147,8 +147,8 @@ def test_placeholders_resolve_or_leave_their_line_out() -> None:
 
 @pytest.fixture(scope="module")
 def prod(example: Definitions) -> dict[str, Any]:
-    """The monitors and the dashboard (downtimes link nowhere: they only mute)."""
-    return {r.key: r.body for r in expand(example, "prod") if r.kind.name != "downtime"}
+    """The monitors and the dashboard (downtimes and SLO corrections link nowhere: they only mute or correct)."""
+    return {r.key: r.body for r in expand(example, "prod") if r.kind.name not in ("downtime", "slo-correction")}
 
 
 def test_every_monitor_links_its_queue_on_the_dashboard_runbook_and_consoles(

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sync.definitions.load import load
+from sync.expand.desired import expand
 from sync.preview.comment import LIMIT, size
 from tests.conftest import ROOT, Run, commit, git
 from tests.test_diff import LOW_QUEUE, edit, generated_queues
@@ -44,6 +46,8 @@ def warnings(out: str, kind: str) -> list[dict[str, str]]:
 
 def test_deletions_the_sync_will_refuse_are_warned_per_environment(repo: Path, run: Run) -> None:
     originals = {name: (repo / name).read_text() for name in ("queues.yaml", "environments/prod.yaml")}
+    base = expand(load(repo), "prod")
+    doomed = sum(1 for r in base if r.queue in ("low", "default"))
     edit(repo, "queues.yaml", LOW_QUEUE, "")
     edit(repo, "queues.yaml", DEFAULT_QUEUE, "")
     edit(repo, "environments/prod.yaml", "queues: [low, default]\n    parking: [default]\n", "queues: [high]\n")
@@ -51,10 +55,11 @@ def test_deletions_the_sync_will_refuse_are_warned_per_environment(repo: Path, r
     refused = warnings(out["json"], "mass-delete")
     assert [w["env"] for w in refused] == ["prod", "staging", "dev"]
     # Every object of low and default in prod, their downtimes included.
-    prod = "the sync of prod will refuse to delete 51 of the 134 objects obs manages there (the limit is 14)"
-    assert prod in refused[0]["text"] and "--max-deletes 51" in refused[0]["text"]
+    refuse = f"the sync of prod will refuse to delete {doomed} of the {len(base)} objects"
+    prod = f"{refuse} obs manages there (the limit is "
+    assert prod in refused[0]["text"] and f"--max-deletes {doomed}" in refused[0]["text"]
     assert f"WARNING (prod): {prod}" in out["text"]
-    assert "> **prod**: the sync of prod will refuse to delete 51 of the 134 objects" in out["markdown"]
+    assert f"> **prod**: {refuse}" in out["markdown"]
     assert "label obs-allow-deletes" in out["markdown"]
 
     for name, text in originals.items():

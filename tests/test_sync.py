@@ -23,7 +23,7 @@ from sync.definitions.model import Definitions
 from sync.expand.desired import expand
 from sync.report import changes as report
 
-from .conftest import Obs
+from .conftest import Obs, desired
 from .fakedd import LATE_COMMIT, LOST, LOST_RESPONSE, TIMED_OUT, FakeDatadog, Targeted
 
 KEY = re.compile(r"^obs-key:(.+)$")
@@ -34,9 +34,10 @@ def keys(dd: FakeDatadog) -> Counter[str]:
     found: Counter[str] = Counter()
     for tagged in [*dd.monitors.values(), *dd.slos.values()]:
         found.update(m.group(1) for tag in tagged["tags"] if (m := KEY.match(tag)))
-    for dashboard in dd.dashboards.values():
+    described = [*dd.dashboards.values(), *(c["attributes"] for c in dd.corrections.values())]
+    for item in described:
         found.update(
-            line.split("obs-key:")[1] for line in (dashboard["description"] or "").splitlines() if "obs-key:" in line
+            line.split("obs-key:")[1] for line in (item["description"] or "").splitlines() if "obs-key:" in line
         )
     return found
 
@@ -47,7 +48,7 @@ def changes(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 134 created, 0 updated, 0 deleted, 0 failed" in obs.out
+    assert f"Applied: {desired(obs.definitions, 'prod')} created, 0 updated, 0 deleted, 0 failed" in obs.out
     # 97 query monitors and 6 SLO burn-rate monitors, 17 composites; 3 SLOs, 1 dashboard and 10 downtimes.
     assert len(dd.monitors) == 103 + 17 and len(dd.dashboards) == 1 and len(dd.downtimes) == 10
     assert len(dd.slos) == 3
@@ -55,7 +56,10 @@ def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDat
 
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
-    assert "Plan: 0 to create, 0 to update, 0 to delete, 134 unchanged, 0 unmanaged." in obs.out
+    assert (
+        f"Plan: 0 to create, 0 to update, 0 to delete, {desired(obs.definitions, 'prod')} unchanged, 0 unmanaged."
+        in obs.out
+    )
     # One SLO, one monitor (composites too), one dashboard summary and one downtime page (short: the end),
     # and the one dashboard.
     assert dd.calls() == 5
@@ -211,7 +215,7 @@ def test_no_delete_leaves_orphans(obs: Obs, dd: FakeDatadog) -> None:
     queues.write_text(text[: text.index("  - name: introduction\n")] + text[text.index("  - name: reindexing\n") :])
     assert obs("sync", "--env", "prod", "--no-delete") == 0
     assert "18 deletions skipped (--no-delete)." in obs.out
-    assert len(keys(dd)) == 124
+    assert len(keys(dd)) == 125
 
 
 def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatadog) -> None:
@@ -226,7 +230,7 @@ def test_definitions_that_expand_to_nothing_are_refused(obs: Obs, dd: FakeDatado
     prod.write_text(text + "dashboards: {oncall: {enabled: false}}\n")
     assert obs("sync", "--env", "prod", "--allow-mass-delete") == 1
     assert "error: the definitions expand to nothing in 'prod': refusing to sync" in obs.err
-    assert len(keys(dd)) == 124
+    assert len(keys(dd)) == 125
 
 
 def test_two_live_objects_with_one_key_are_repaired_keeping_the_older(obs: Obs, dd: FakeDatadog) -> None:
@@ -343,7 +347,7 @@ def test_a_429_waits_for_the_reset_and_is_not_a_failure(obs: Obs, dd: FakeDatado
     dd.faults.throttle_rate, dd.faults.rate_period = 0.1, 1.0
     assert obs("sync", "--env", "prod", "--verbose") == 0, obs.out
     assert any(r.status == 429 for r in dd.log)
-    assert len(keys(dd)) == 124 and all(n == 1 for n in keys(dd).values())
+    assert len(keys(dd)) == 125 and all(n == 1 for n in keys(dd).values())
 
 
 def _fleet_queue(index: int) -> str:

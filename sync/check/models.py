@@ -17,10 +17,11 @@ from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimp
 from datadog_api_client.v1.model.dashboard import Dashboard
 from datadog_api_client.v1.model.monitor import Monitor
 from datadog_api_client.v1.model.service_level_objective_request import ServiceLevelObjectiveRequest
+from datadog_api_client.v1.model.slo_correction_create_request_attributes import SLOCorrectionCreateRequestAttributes
 from datadog_api_client.v1.model.widget import Widget
 from datadog_api_client.v2.model.downtime_create_request_attributes import DowntimeCreateRequestAttributes
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, SLO_CORRECTION, Kind
 from sync.core.resources import Resource
 
 _MODELS: Mapping[str, type] = {
@@ -29,6 +30,7 @@ _MODELS: Mapping[str, type] = {
     DASHBOARD.name: Dashboard,
     SLO.name: ServiceLevelObjectiveRequest,
     DOWNTIME.name: DowntimeCreateRequestAttributes,  # the body is the JSON:API envelope's attributes
+    SLO_CORRECTION.name: SLOCorrectionCreateRequestAttributes,  # likewise
     "widget": Widget,
 }
 # Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).

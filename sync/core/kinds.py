@@ -2,7 +2,8 @@
 
 A record says what the rest of the code asks of a kind: what output calls it, where it falls in a sync,
 how a live object carries our ownership marker, which field cannot change in place, and what the API
-offers for it. The Datadog side (endpoints, listing) is registered per kind in `sync.datadog.endpoints`.
+offers for it. The Datadog side is registered per kind in `sync.datadog.client.APIS` (endpoints) and
+`sync.datadog.reads.READERS` (listing).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class Kind:
     # What approves a deletion (obs sync --plan): the live fields obs writes, less those the server moves on
     # its own (a monitor's state, a recurring downtime's current occurrence), so only an edit changes them.
     approved_by: tuple[str, ...] = ()
+    # More fields whose change, like `fixed`'s, the API cannot make in place (an update cannot unset them).
+    recreate_on: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name
@@ -70,7 +73,19 @@ DOWNTIME = Kind(
     approved_by=("message", "monitor_identifier", "scope"),
 )  # fmt: skip
 
-KINDS: tuple[Kind, ...] = tuple(sorted((SLO, DASHBOARD, MONITOR, COMPOSITE, DOWNTIME), key=lambda k: k.order))
+# A planned window's correction of a queue's SLO: the SLO counts the window's minutes as good. It names its
+# SLO by ID, so it is written after it and deleted before it; an update cannot move it to another SLO
+# (`slo_id` is not in the update body) nor turn a recurring correction into a one-time one (rrule).
+# No tags and no name: the marker is the last line of its description, which holds no user text.
+SLO_CORRECTION = Kind(
+    "slo-correction", "slo-corrections", order=5, fixed="slo_id", title_field="description",
+    created_field="created_at", marker="description", links=True, recreate_on=("rrule",),
+    approved_by=("category", "description", "duration", "end", "rrule", "slo_id", "start", "timezone"),
+)  # fmt: skip
+
+KINDS: tuple[Kind, ...] = tuple(
+    sorted((SLO, DASHBOARD, MONITOR, COMPOSITE, DOWNTIME, SLO_CORRECTION), key=lambda k: k.order)
+)
 _BY_NAME = {k.name: k for k in KINDS}
 
 

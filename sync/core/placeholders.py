@@ -1,7 +1,7 @@
 """Pure: placeholders for the IDs of objects that exist only once they are created.
 
-A monitor message links to a dashboard by ID; a burn-rate monitor's query and a dashboard's SLO widget refer
-to an SLO by ID.
+A monitor message links to a dashboard by ID; a burn-rate monitor's query, a dashboard's SLO widget and an SLO
+correction refer to an SLO by ID.
 Expansion writes `${<kind>_id:<key>}`; the plan and the sync put in the live ID (what others link to is
 written first, see Kind.order).
 """
@@ -17,8 +17,8 @@ Ref = tuple[str, str]  # (kind name, key)
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)_id:([^}]+)\}")
 PLACEHOLDER_NOTE = (
     "Monitor messages link to dashboards by ID; where the ID is not known yet they show ${dashboard_id:KEY}, "
-    "which obs sync replaces with the live dashboard's ID. Burn-rate monitors and the dashboard's SLO widgets "
-    "likewise show ${slo_id:KEY} until the SLO exists."
+    "which obs sync replaces with the live dashboard's ID. Burn-rate monitors, SLO corrections and the dashboard's "
+    "SLO widgets likewise show ${slo_id:KEY} until the SLO exists."
 )
 
 

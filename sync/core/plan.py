@@ -113,9 +113,10 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
             continue
         fields = diff(bodies[at], match.body)
         note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
-        replace = any(f.path == resource.kind.fixed for f in fields)
+        fixed = next((f.path for f in fields if f.path in (resource.kind.fixed, *resource.kind.recreate_on)), None)
+        replace = fixed is not None
         if replace:
-            note = f"its {resource.kind.fixed} cannot change in place: it is deleted and created again, with a new ID"
+            note = f"its {fixed} cannot change in place: it is deleted and created again, with a new ID"
         changes.append(_change(UPDATE if fields else UNCHANGED, resource, bodies[at], match.id, fields, note, replace))
     for (kind, key), orphan in current.items():
         changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id, removes=_held(orphan)))
@@ -217,7 +218,8 @@ def diff(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldChan
 _OWNED_WHOLE = ("options.thresholds", "widgets", "template_variables")
 _INSIDE_OWNED_WHOLE = tuple(f"{p}{c}" for p in _OWNED_WHOLE for c in ".[")
 # Keys obs leaves out when unset instead of sending a default; the server does not fill them in.
-_OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval", "warning_threshold"})
+# An SLO correction's rrule: a recurring correction that becomes one-time must not stay recurring.
+_OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval", "warning_threshold", "rrule"})
 
 
 def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
@@ -257,7 +259,7 @@ def _normal(value: Any, path: str) -> Any:
         return float(value)  # thresholds come back as floats: 2 == 2.0
     if isinstance(value, str):
         text = value.strip()  # name, message and query are trimmed server-side
-        if path.endswith(".rrule"):
+        if path == "rrule" or path.endswith(".rrule"):
             return sorted(p for p in text.upper().split(";") if p)  # the parts of an RRULE in any order
         if path in _MOMENTS:
             return _moment(text)

@@ -41,8 +41,10 @@ class Resource:
 
 
 def title_of(body: Mapping[str, Any]) -> str:
-    """What a person calls the object: a monitor's name, a dashboard's title, a downtime's first line."""
-    return str(body.get("name") or body.get("title") or str(body.get("message") or "").partition("\n")[0])
+    """What a person calls the object: a monitor's name, a dashboard's title, the first line of a downtime's
+    message or of an SLO correction's description."""
+    named = body.get("name") or body.get("title")
+    return str(named) if named else str(body.get("message") or body.get("description") or "").partition("\n")[0]
 
 
 def sort_key(resource: Resource) -> tuple[int, str]:

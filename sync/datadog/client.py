@@ -26,11 +26,12 @@ from datadog_api_client.exceptions import ApiException
 from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v1.api.dashboards_api import DashboardsApi
 from datadog_api_client.v1.api.monitors_api import MonitorsApi
+from datadog_api_client.v1.api.service_level_objective_corrections_api import ServiceLevelObjectiveCorrectionsApi
 from datadog_api_client.v1.api.service_level_objectives_api import ServiceLevelObjectivesApi
 from datadog_api_client.v2.api.downtimes_api import DowntimesApi
 from datadog_api_client.v2.api.key_management_api import KeyManagementApi
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, SLO_CORRECTION, Kind
 from sync.core.resources import MANAGED_TAG
 from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.credentials import Endpoint
@@ -40,6 +41,7 @@ MONITOR_PAGE = 1000  # the list endpoint's maximum page size
 DASHBOARD_PAGE = 1000
 DOWNTIME_PAGE = 100  # the spec names no maximum; its example asks for 100
 SLO_PAGE = 1000  # the list endpoint's default limit
+CORRECTION_PAGE = 100  # the spec names no maximum (its default is 25); the answer's total ends the list
 _MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
 
 
@@ -57,6 +59,9 @@ class Api:
     update_verb: str = "update"
     delete_verb: str = "delete"  # a v2 downtime is canceled, not deleted: it stays listed as canceled
     wrapped: bool = False  # answers carry the object in `data` (a create's and an update's as a list of one)
+    update_id: bool = True  # an update's envelope carries the id (an SLO correction's has only the path's)
+    # Fields a create sends and an update may not (the kind's fixed field: a change of it is a replacement).
+    create_only: tuple[str, ...] = ()
 
 
 APIS: Mapping[Kind, Api] = {
@@ -65,6 +70,14 @@ APIS: Mapping[Kind, Api] = {
     COMPOSITE: Api("/api/v1/monitor", MonitorsApi, "monitor"),  # a monitor of type composite
     DOWNTIME: Api("/api/v2/downtime", DowntimesApi, "downtime", envelope="downtime", delete_verb="cancel"),
     SLO: Api("/api/v1/slo", ServiceLevelObjectivesApi, "slo", wrapped=True),
+    SLO_CORRECTION: Api(
+        "/api/v1/slo/correction",
+        ServiceLevelObjectiveCorrectionsApi,
+        "slo_correction",
+        envelope="correction",
+        update_id=False,
+        create_only=("slo_id",),
+    ),
 }
 
 
@@ -249,6 +262,27 @@ class Datadog:
             if last_page(len(items), SLO_PAGE):
                 return found
 
+    def slo_corrections(self) -> list[dict[str, Any]]:
+        """Every SLO correction of the org (the list filters nothing), as its attributes plus id."""
+        found: list[dict[str, Any]] = []
+        largest = 0
+        while True:
+            page = self._send(
+                "slo_corrections read",
+                "GET /api/v1/slo/correction",
+                self._apis[SLO_CORRECTION].list_slo_correction,
+                offset=len(found),
+                limit=CORRECTION_PAGE,
+            )
+            items = (page or {}).get("data") or []
+            found += [_attributes(item) for item in items]
+            # A page capped below what was asked does not end the list early when the answer says how many.
+            total = (((page or {}).get("meta") or {}).get("page") or {}).get("total_count")
+            done = len(found) >= total if isinstance(total, int) else last_page(len(items), CORRECTION_PAGE, largest)
+            if not items or done:
+                return found
+            largest = max(largest, len(items))
+
     def _monitor_pages(self, tags: str | None) -> Iterator[dict[str, Any]]:
         filters: dict[str, Any] = {"monitor_tags": tags} if tags else {}
         page = largest = 0
@@ -388,11 +422,13 @@ def last_page(length: int, asked: int, largest: int = 0) -> bool:
 
 
 def _wrapped(kind: Kind, body: Mapping[str, Any], object_id: str | None = None) -> Mapping[str, Any]:
-    envelope = APIS[kind].envelope
-    if envelope is None:
+    api = APIS[kind]
+    if object_id is not None and api.create_only:
+        body = {k: v for k, v in body.items() if k not in api.create_only}
+    if api.envelope is None:
         return body
-    data = {"type": envelope, "attributes": dict(body), **({"id": object_id} if object_id else {})}
-    return {"data": data}
+    identified = {"id": object_id} if object_id and api.update_id else {}
+    return {"data": {"type": api.envelope, "attributes": dict(body), **identified}}
 
 
 def _attributes(data: Mapping[str, Any]) -> dict[str, Any]:

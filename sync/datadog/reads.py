@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, Kind
+from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, SLO_CORRECTION, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
 from sync.core.resources import KEY_TAG_PREFIX, Resource, owner_key, tags_key
 from sync.datadog.client import Datadog, RequestFailed
@@ -70,6 +70,15 @@ def downtime_key(obj: Mapping[str, Any]) -> str | None:
     """The key in a downtime message's marker line, its last (downtimes carry no tags). An ad-hoc downtime's
     marker (ADHOC_MARKER) differs, so it reads as unmanaged: a sync never changes or deletes it."""
     return owner_key(DOWNTIME, obj)
+
+
+def slo_correction(obj: Mapping[str, Any]) -> Live:
+    return live(SLO_CORRECTION, obj, correction_key(obj))
+
+
+def correction_key(obj: Mapping[str, Any]) -> str | None:
+    """The key in the last line of an SLO correction's description, which holds no user text."""
+    return owner_key(SLO_CORRECTION, obj)
 
 
 def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = False) -> Plan:
@@ -147,5 +156,10 @@ READERS: Mapping[Kind, Reader] = {
         find=lambda dd, key: [found for found in map(downtime, dd.downtimes()) if found.key == key],
         wider=lambda dd: [downtime(d) for d in dd.downtimes()],
         complete=True,
+    ),
+    # Likewise every correction of the org, a hundred per call.
+    SLO_CORRECTION: Reader(
+        lambda dd, env, desired, adopt: [slo_correction(c) for c in dd.slo_corrections()],
+        find=lambda dd, key: [found for found in map(slo_correction, dd.slo_corrections()) if found.key == key],
     ),
 }

@@ -1,4 +1,5 @@
-"""Pure: definitions x environment -> the desired Datadog monitors and dashboards, as API request bodies."""
+"""Pure: definitions x environment -> the desired Datadog objects (monitors, dashboards, SLOs, downtimes and
+SLO corrections), as API request bodies."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
 from sync.expand import aws_names, maintenance, oncall, slo
 from sync.expand.composite import composite
+from sync.expand.corrections import corrections
 from sync.expand.dashboard import dashboard
 from sync.expand.monitor import monitor
 from sync.expand.naming import PlacedQueue, PlacedTopic, placed_queues
@@ -42,7 +44,8 @@ def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
     ]
     dashboards = [dashboard(env, placed, t, slos) for t in defs.dashboards if env.dashboards.get(t.name, True)]
     downtimes = maintenance.downtimes(env, expansion.held, [*monitors, *objectives])
-    resources = sorted([*monitors, *objectives, *dashboards, *downtimes], key=sort_key)
+    fixes = corrections(env, expansion.held, objectives)  # planned windows do not spend the SLOs' budgets
+    resources = sorted([*monitors, *objectives, *dashboards, *downtimes, *fixes], key=sort_key)
     for before, after in itertools.pairwise(resources):
         if (before.kind, before.key) == (after.kind, after.key):
             raise ObsError.of(f"two {after.kind}s would share the key {after.key}", "give them distinct names")

@@ -58,6 +58,13 @@ class Muting:
     window: Window
     metrics: frozenset[str]
     drain_minutes: int
+    # Of drain_minutes, the part that is the metrics' delay, not the queue's: data-time measures such as an
+    # SLO's time slices need only the rest (see sync.expand.corrections).
+    delay_minutes: int = 0
+
+    @property
+    def data_minutes(self) -> int:
+        return self.drain_minutes - self.delay_minutes
 
 
 Mutings = Mapping[str, tuple[Muting, ...]]  # queue -> the windows that mute some of its monitors
@@ -83,10 +90,11 @@ def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared
                 grace = window.drain_minutes
                 if grace is None:
                     grace = drain_minutes(defs, env, by_name[name], shared)
-                out.setdefault(name, []).append(Muting(window, draining, grace + SETTLE_MINUTES[env.metrics_source]))
+                settle = SETTLE_MINUTES[env.metrics_source]
+                out.setdefault(name, []).append(Muting(window, draining, grace + settle, settle))
             if metrics - parked:  # stopped, or named by the window although declared live
                 restart = RESTART_MINUTES[env.metrics_source]
-                out.setdefault(name, []).append(Muting(window, metrics - parked, restart))
+                out.setdefault(name, []).append(Muting(window, metrics - parked, restart, restart))
     return {name: tuple(found) for name, found in out.items()}
 
 

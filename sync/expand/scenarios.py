@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sync.core.evaluation import notes
+from sync.core.evaluation import correction, notes
 from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
 from sync.core.evaluation.simulate import Case
-from sync.core.kinds import SLO
+from sync.core.kinds import SLO, SLO_CORRECTION
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.definitions.scenario import ANY, ExpectSpec, Scenario, SeriesSpec
@@ -73,8 +73,12 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         mutes.append(
             MuteWindow(down.start, down.end, down.monitor_tags, key, down.scope, down.mute_first_recovery_notification)
         )
+    corrected: dict[str, tuple[tuple[int, int], ...]] = {}
     if scenario.starts_at is not None:
         mutes += _downtimes(defs, scenario, env.name, scenario.starts_at)
+        # Placed from the bodies obs syncs, so the model corrects the minutes Datadog would.
+        fixes = [r.body for r in resources if r.kind == SLO_CORRECTION]
+        corrected = correction.corrected(fixes, scenario.starts_at, scenario.duration)
     return Case(
         scenario=scenario.name,
         env=env.name,
@@ -87,6 +91,7 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         mutes=tuple(mutes),
         assumptions=tuple(sorted(used, key=notes.order)),
         slos={r.key: r.body for r in resources if r.kind == SLO},
+        corrections=corrected,
     )
 
 

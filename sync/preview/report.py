@@ -14,6 +14,7 @@ from sync.preview.compare import ACTION_ORDER, Preview
 from sync.preview.groups import SameChange
 from sync.report.audience import line_diff, silence_lines
 from sync.report.changes import change_json
+from sync.report.corrections import correction_lines
 
 SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-"}
 ENVIRONMENT_WIDE = "environment-wide"  # resources of no one queue, such as the on-call dashboard
@@ -193,8 +194,9 @@ def text(preview: Preview) -> str:
 
 
 def silenced(preview: Preview) -> list[tuple[str, str]]:
-    """Per environment, the monitors that maintenance windows added, moved or removed silence, and when."""
-    return [(plan.env, line) for plan in preview.plans for line in silence_lines(plan)]
+    """Per environment, the monitors that maintenance windows added, moved or removed silence, and when, and
+    the SLOs they correct."""
+    return [(plan.env, line) for plan in preview.plans for line in [*silence_lines(plan), *correction_lines(plan)]]
 
 
 def as_json(preview: Preview) -> str:

@@ -9,6 +9,7 @@ from collections import Counter
 from sync.core.downtimes import schedule_words, selects
 from sync.core.paging import routes, severity_order
 from sync.core.plan import CREATE, DELETE, UPDATE, Change, FieldChange, Plan
+from sync.report.corrections import correction_lines
 
 
 def line_diff(field: FieldChange) -> list[str]:
@@ -45,7 +46,7 @@ def paging_lines(plan: Plan) -> list[str]:
         lines.append(f"{severity}: {', '.join(parts)}")
     if deleted:
         lines.append(f"{_monitors(deleted)} deleted: whoever they notified stops hearing from them")
-    return lines + silence_lines(plan)
+    return lines + silence_lines(plan) + correction_lines(plan)
 
 
 # What decides when and what a downtime mutes: a change elsewhere (its message) silences nothing new.

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .common import Body, Query, Rejected, now, param, timestamp
+from .corrections import Corrections
 from .dashboards import Dashboards
 from .downtimes import Downtimes
 from .faults import LOST, Faults
@@ -43,7 +44,9 @@ DOWNTIME_WRITES = "downtime_writes"
 SLO_READS = "slo_reads"
 SLO_WRITES = "slo_writes"
 KEY_READS = "key_reads"
-_WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES, SLO_WRITES)
+CORRECTION_READS = "slo_correction_reads"
+CORRECTION_WRITES = "slo_correction_writes"
+_WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES, SLO_WRITES, CORRECTION_WRITES)
 NO_CONTENT = object()  # a 204 with an empty body, as a downtime cancel answers (recorded)
 # An SLO alert names its SLO: burn_rate("<id>") or error_budget("<id>").
 _SLO_REFERENCE = re.compile(r'(?:burn_rate|error_budget)\("([^"]*)"\)')
@@ -67,6 +70,12 @@ _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
     (r"/api/v2/downtime/([a-f0-9-]+)", "GET"): (DOWNTIME_READS, "get downtime"),
     (r"/api/v2/downtime/([a-f0-9-]+)", "PATCH"): (DOWNTIME_WRITES, "update downtime"),
     (r"/api/v2/downtime/([a-f0-9-]+)", "DELETE"): (DOWNTIME_WRITES, "cancel downtime"),
+    # Before the SLO routes: "correction" would pass for an SLO id.
+    (r"/api/v1/slo/correction", "GET"): (CORRECTION_READS, "list corrections"),
+    (r"/api/v1/slo/correction", "POST"): (CORRECTION_WRITES, "create correction"),
+    (r"/api/v1/slo/correction/([a-f0-9-]+)", "GET"): (CORRECTION_READS, "get correction"),
+    (r"/api/v1/slo/correction/([a-f0-9-]+)", "PATCH"): (CORRECTION_WRITES, "update correction"),
+    (r"/api/v1/slo/correction/([a-f0-9-]+)", "DELETE"): (CORRECTION_WRITES, "delete correction"),
     (r"/api/v1/slo", "GET"): (SLO_READS, "list slos"),
     (r"/api/v1/slo", "POST"): (SLO_WRITES, "create slo"),
     (r"/api/v1/slo/([a-z0-9]+)", "GET"): (SLO_READS, "get slo"),
@@ -92,7 +101,8 @@ class _Route:
 
 
 class FakeDatadog:
-    """A stateful Datadog monitors, dashboards and SLOs API for the real client to talk to; a context manager."""
+    """A stateful Datadog monitors, dashboards, downtimes, SLOs and SLO corrections API for the real client to
+    talk to; a context manager."""
 
     def __init__(self, faults: Faults | None = None, api_key: str | None = None, app_key: str | None = None) -> None:
         self.faults = faults or Faults()
@@ -107,6 +117,7 @@ class FakeDatadog:
         self._dashboards = Dashboards(random.Random(self.faults.seed))
         self._downtimes = Downtimes()
         self._slos = Slos()
+        self._corrections = Corrections(lambda slo_id: slo_id in self._slos.items)
         self._limiter = RateLimiter(lambda: self.faults)
         self._lag = Lag(lambda: self.faults.list_lag)
         self._stopping = threading.Event()
@@ -153,6 +164,11 @@ class FakeDatadog:
     def slos(self) -> dict[str, Body]:
         return self._slos.items
 
+    @property
+    def corrections(self) -> dict[str, Body]:
+        """Stored SLO corrections by id: {type, id, attributes}."""
+        return self._corrections.items
+
     def calls(self, method: str | None = None, prefix: str | None = None) -> int:
         with self._lock:
             return sum(
@@ -185,6 +201,12 @@ class FakeDatadog:
         with self._lock:
             created: Body = self._slos.create(copy.deepcopy(body))["data"][0]
             return created
+
+    def create_correction(self, attributes: Body) -> Body:
+        """An SLO correction made by hand; the answer's data object."""
+        with self._lock:
+            answer: Body = self._corrections.create({"data": {"type": "correction", "attributes": attributes}})["data"]
+            return answer
 
     def create_dashboard(self, body: Body) -> Body:
         with self._lock:
@@ -340,7 +362,20 @@ class FakeDatadog:
                 case "update slo":
                     return self._slos.update(key, body)
                 case "delete slo":
-                    return self._slos.delete(key, self._referring_to(key), param(query, "force") == "true")
+                    deleted = self._slos.delete(key, self._referring_to(key), param(query, "force") == "true")
+                    self._corrections.delete_for_slo(key)
+                    return deleted
+                case "list corrections":
+                    return self._corrections.listing(query)
+                case "create correction":
+                    return self._corrections.create(body)
+                case "get correction":
+                    return self._corrections.get(key)
+                case "update correction":
+                    return self._corrections.update(key, body)
+                case "delete correction":
+                    self._corrections.delete(key)
+                    return NO_CONTENT
                 case "identify key":
                     if not self.identifies_keys:
                         raise Rejected(404, "Not found")

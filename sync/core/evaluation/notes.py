@@ -79,3 +79,8 @@ CHANGE_ALIGNMENT = Assumption(
     "interpolated as in gauge arithmetic (up to 5 minutes), and otherwise the evaluation is skipped, as NaN in "
     "arithmetic is (a queue waking from idle does not count as a change from nothing)",
 )
+CORRECTED_SLICE = Assumption(
+    "T3",
+    "an SLO correction repeats at the same wall-clock time in its timezone, and a time slice any minute of which it "
+    "covers counts as uptime",
+)

@@ -30,6 +30,8 @@ class Case:
     mutes: tuple[MuteWindow, ...] = ()
     assumptions: tuple[notes.Assumption, ...] = ()  # made while building the series
     slos: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # key -> SLO body, for burn-rate alerts
+    # SLO key -> the minutes its corrections cover (planned maintenance): slices there count as good.
+    corrections: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def simulate(case: Case) -> Result:
 def _run(case: Case, key: str, open_end: bool, used: set[notes.Assumption], done: dict[str, Run]) -> Run:
     body = case.monitors[key]
     if body.get("type") == "slo alert":
-        return slo.run(key, body, case.slos, case.series, case.duration, used)
+        return slo.run(key, body, case.slos, case.series, case.duration, used, case.corrections)
     if body.get("type") != "composite":
         return monitor.run(key, body, case.series, case.duration, open_end, used)
     constituents = {}

@@ -29,7 +29,10 @@ def run(
     series: Sequence[Series],
     duration: int,
     used: set[notes.Assumption],
+    corrections: Mapping[str, Sequence[tuple[int, int]]] | None = None,
 ) -> Run:
+    """The burn-rate alert's state at each minute. `corrections` holds, per SLO key, the minutes a correction
+    covers: a time-slice SLO counts them as uptime, so they burn no budget."""
     query = str(body.get("query", ""))
     match = _BURN.match(query)
     if not match:
@@ -39,7 +42,8 @@ def run(
     if short_window >= long_window:
         raise Refused("the short window must be shorter than the long window")
     slo_key = _SLO_REF.match(ref)
-    slo = slos.get(slo_key.group(1) if slo_key else ref)
+    slo_name = slo_key.group(1) if slo_key else ref
+    slo = slos.get(slo_name)
     if slo is None:
         raise Refused(f"the SLO {ref} is not among this environment's SLOs")
     spec = (slo.get("sli_specification") or {}).get("time_slice")
@@ -59,6 +63,9 @@ def run(
     critical = float(thresholds.get("critical", match.group(8)))
     warning = thresholds.get("warning")
     used.update({notes.SLO_LATE_DATA, notes.SLICE_MEAN})
+    spans = tuple((corrections or {}).get(slo_name, ()))
+    if spans:
+        used.add(notes.CORRECTED_SLICE)
     steps = []
     for t in range(duration + 1):
         rates = []
@@ -66,7 +73,9 @@ def run(
             count = window // interval
             last = (t // interval) * interval  # the end of the last complete slice
             starts = range(last - count * interval, last, interval)
-            down = sum(not _up(sliced, series, s, interval, t, spec) for s in starts)
+            down = sum(
+                not _corrected(s, interval, spans) and not _up(sliced, series, s, interval, t, spec) for s in starts
+            )
             rates.append(down / max(count, 1) / budget)
         long_rate, short_rate = rates
         state = OK
@@ -82,6 +91,11 @@ def run(
             )
         )
     return Run(key, tuple(steps), False)
+
+
+def _corrected(start: int, interval: int, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether a correction covers any minute of the slice [start, start + interval)."""
+    return any(a < start + interval and start < b for a, b in spans)
 
 
 def _up(query: Any, series: Sequence[Series], start: int, interval: int, t: int, spec: Mapping[str, Any]) -> bool:
