@@ -22,7 +22,7 @@ import pytest
 from sync.core.evaluation.monitor import run
 from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Segment, Series, arrivals, points
 from sync.core.evaluation.states import ALERT
-from tests.evaluation.reference_cases import crawled, first, monitor, recovered_at, series, states
+from tests.evaluation.worked_cases import crawled, first, monitor, recovered_at, series, states
 
 T = 100  # consumers stop with a message just enqueued: the true age is 60 * (minutes since T) seconds
 AGE = "max(last_5m):max:m{queuename:foo} > 300"

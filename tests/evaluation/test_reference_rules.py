@@ -13,7 +13,7 @@ from sync.core.evaluation.query import parse
 from sync.core.evaluation.series import Series
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
 from sync.core.evaluation.window import evaluate, window_bounds
-from tests.evaluation.reference_cases import first, monitor, series, states
+from tests.evaluation.worked_cases import first, monitor, series, states
 
 
 def at_once(minute: int) -> int:

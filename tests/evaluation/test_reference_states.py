@@ -10,7 +10,7 @@ import pytest
 from sync.core.evaluation.monitor import run
 from sync.core.evaluation.notify import MuteWindow, notifications
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
-from tests.evaluation.reference_cases import first, monitor, series, states
+from tests.evaluation.worked_cases import first, monitor, series, states
 
 QUERY = "max(last_5m):max:m{queuename:foo} > 10"
 
