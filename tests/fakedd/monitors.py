@@ -21,7 +21,8 @@ MAX_PAGE_SIZE = 1000
 _QUERY_TAIL = re.compile(r"(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)$")
 # Types whose query must end in "<operator> <number>" (the recorded 400 is a log alert without one).
 _THRESHOLD_TYPES = {"metric alert", "query alert", "log alert"}
-# Types that get groupby_simple_monitor: false (recorded for log alert; the rest per the reference).
+# Types that get groupby_simple_monitor: false (recorded here for log alert; the rest as the recorded creates in
+# the test cassettes of DataDog/datadog-api-client-python and DataDog/terraform-provider-datadog show them).
 _LOG_LIKE = {"log alert", "rum alert", "ci-pipelines alert", "ci-tests alert", "error-tracking alert"}
 _GROUP_STATES = {"all", "alert", "warn", "no data"}
 # A composite's query: monitor IDs joined by && and ||, negated with !, grouped with parentheses.

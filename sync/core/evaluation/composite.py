@@ -1,5 +1,5 @@
-"""Pure: composite monitors, whose state is a boolean expression over other monitors' states (section
-"Composite monitors")."""
+"""Pure: composite monitors, whose state is a boolean expression over other monitors' states
+(https://docs.datadoghq.com/monitors/types/composite/)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Pure: SLO corrections (API v1 bodies) as the corrected minutes of a scenario (section "SLOs, burn-rate and
-error-budget alerts": a time-slice SLO counts corrected time as uptime)."""
+"""Pure: SLO corrections (API v1 bodies) as the corrected minutes of a scenario: a time-slice SLO counts
+corrected time as uptime (https://docs.datadoghq.com/service_level_objectives/time_slice/)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Pure: Datadog downtimes (API v2 bodies) as the mute windows of a scenario's minutes (section "Downtimes")."""
+"""Pure: Datadog downtimes (API v2 bodies) as the mute windows of a scenario's minutes
+(https://docs.datadoghq.com/monitors/downtimes/)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def windows(body: Mapping[str, Any], starts_at: datetime, duration: int, zone: t
             monitor_key=key,
             scope=str(attributes.get("scope") or "*"),
             mute_first_recovery_notification=bool(attributes.get("mute_first_recovery_notification")),
-            # An API create without these returned every state and "expired" only (section "Downtimes").
+            # An API create without these returned every state and "expired" only: the default excludes cancels.
             end_states=tuple(attributes.get("notify_end_states") or _ALL_STATES),
             notify_on_expiry="expired" in (attributes.get("notify_end_types") or ("expired",)),
         )

@@ -1,5 +1,5 @@
-"""Pure: a metric monitor's state machine, minute by minute (sections "State machine, thresholds,
-notifications, renotify", "No-data handling" and "timeout_h (auto-resolve)")."""
+"""Pure: a metric monitor's state machine, minute by minute: thresholds and recovery, no data and auto-resolve
+(https://docs.datadoghq.com/monitors/configuration/, https://docs.datadoghq.com/monitors/guide/recovery-thresholds/)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Settings:
 
     @property
     def cadence(self) -> int:
-        """Section "Evaluation cadence and window": every minute under 24 h, then every 10 or 30 minutes."""
+        """Every minute under 24 h, then every 10 or 30 minutes (https://docs.datadoghq.com/monitors/configuration/)."""
         return 1 if self.query.window < 1440 else 10 if self.query.window < 2880 else 30
 
 
@@ -92,7 +92,7 @@ def breaches(value: float, threshold: float, comparator: str) -> bool:
 
 
 def recovered(value: float, threshold: float, comparator: str) -> bool:
-    """Section "State machine ...", recovery gate: `>` recovers at <=, `>=` below, `<` at >=, `<=` above."""
+    """`>` recovers at <=, `>=` below, `<` at >=, `<=` above: https://docs.datadoghq.com/monitors/guide/recovery-thresholds/"""
     return {">": value <= threshold, ">=": value < threshold, "<": value >= threshold, "<=": value > threshold}[
         comparator
     ]
@@ -148,7 +148,8 @@ def run(
 def _empty(
     s: Settings, state: str, evaluated: bool, silent: int, outcome: Outcome, used: set[notes.Assumption]
 ) -> tuple[str, str, Outcome]:
-    """Section "No-data handling": the state after an evaluation whose window holds no arrived point."""
+    """The state after an evaluation whose window holds no arrived point (https://docs.datadoghq.com/monitors/configuration/,
+    https://docs.datadoghq.com/monitors/guide/on_missing_data/)."""
     if s.timeout is not None and state in (ALERT, WARN) and silent >= s.timeout:
         return OK, "auto-resolved (timeout_h)", outcome
     if s.on_missing_data is not None:
@@ -168,7 +169,7 @@ def _empty(
 
 
 def _count_query(node: Node) -> bool:
-    """default_zero() opts out of the count-query zero (section "No-data handling")."""
+    """default_zero() opts out of the count-query zero (https://docs.datadoghq.com/monitors/guide/on_missing_data/)."""
     if isinstance(node, Call):
         return node.name != "default_zero" and _count_query(node.arg)
     return True

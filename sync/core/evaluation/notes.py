@@ -25,7 +25,7 @@ class Unmodelled(Refused):
     `monitor: any` and lists of monitors leave it out, with a note; naming it alone is still an error."""
 
 
-# Section "Undocumented — model conservatively", by item.
+# U: behaviour Datadog does not document, read the way a test is least likely to pass by accident; T: the model's own.
 WINDOW_EDGES = Assumption(
     "U1",
     "window edges are undocumented: every scenario runs with the window end open and closed, and an expectation "

@@ -1,5 +1,5 @@
 """Pure: who hears about a monitor's run: state-change notifications, renotifications and downtimes
-(sections "State machine, thresholds, notifications, renotify" and "Downtimes")."""
+(https://docs.datadoghq.com/monitors/notify/ and https://docs.datadoghq.com/monitors/downtimes/)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ FUNCTIONS = ("clamp_min", "clamp_max", "default_zero", "abs")
 _CHANGE = re.compile(
     r"^\s*(change|pct_change)\((avg|max|min|sum)\(last_(\d+)([mhdw])\),\s*last_(\d+)([mhdw])\):(.*)$", re.S
 )
-# Monitors whose value comes from an unpublished algorithm: the reference gives no conservative reading of them.
+# Monitors whose value comes from an unpublished algorithm: there is no conservative reading of them.
 _ALGORITHMS = {
     "forecast": "Datadog's forecast algorithm is not modelled",
     "anomalies": "Datadog's anomaly detection algorithm is not modelled",
@@ -92,8 +92,8 @@ class Query:
 
     @property
     def as_count_path(self) -> bool:
-        """Section "The as_count() / as_rate() evaluation path": chosen by syntax alone, arithmetic plus any
-        .as_count() time-aggregates each metric query first and then does the arithmetic."""
+        """Chosen by syntax alone: arithmetic plus any .as_count() time-aggregates each metric query first and then
+        does the arithmetic (https://docs.datadoghq.com/monitors/guide/as-count-in-monitor-evaluations/)."""
         return self.arithmetic and any(leaf.modifier == "as_count" for leaf in self.leaves)
 
 
@@ -136,8 +136,8 @@ def parse(text: str) -> Query:
 
 
 def _change(kind: str, aggregator: str, count: str, unit: str, shift: str, shift_unit: str, rest: str) -> Query:
-    """Section "Change alerts" of the guide: the difference of the series now and N earlier, minute by minute,
-    then the time aggregator over the window. As arithmetic it takes the paths any arithmetic takes."""
+    """The difference of the series now and N earlier, minute by minute, then the time aggregator over the window
+    (https://docs.datadoghq.com/monitors/guide/change-alert/). As arithmetic it takes the paths any arithmetic takes."""
     inner = parse(f"{aggregator}(last_{count}{unit}):{rest}")
     minutes = int(shift) * _UNIT_MINUTES[shift_unit]
     if minutes <= 0:

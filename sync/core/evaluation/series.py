@@ -1,7 +1,7 @@
 """Pure: the scenario's datapoints, when each becomes visible to Datadog, and how a metric query selects them.
 
-Section "AWS metric semantics and arrival delays": one point per CloudWatch period, stamped with its minute;
-a point counts for an evaluation only once it has arrived (section "evaluation_delay and cloud-metric delay").
+One point per CloudWatch period, stamped with its minute; a point counts for an evaluation only once it has
+arrived (https://docs.datadoghq.com/integrations/guide/cloud-metric-delay/).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sync.core.evaluation import notes
 from sync.core.evaluation.query import Leaf
 
 CRAWLER_DELAY = 17  # U6: available at m + 2, then at worst a full 10-minute crawl cycle and 5 minutes queueing
-STREAM_DELAY = 3  # section "AWS metric semantics and arrival delays": Metric Streams, 2-3 min
+STREAM_DELAY = 3  # Metric Streams: "a two to three minute latency" (Datadog's Metric Streams guide)
 IDLE_MINUTES = 360  # SQS: a queue without messages or calls for six hours stops reporting
 WAKE_MINUTES = 15  # "a delay of up to 15 minutes ... when a queue is activated from an inactive state"
 

@@ -13,7 +13,7 @@ from sync.core.evaluation.notify import MuteWindow, Notification, notifications
 from sync.core.evaluation.series import Series
 from sync.core.evaluation.states import Run
 
-# U1: the end of the window open (the worked examples' pessimistic reading) and closed.
+# U1: the end of the window open (the pessimistic reading: a point counts a minute later) and closed.
 READINGS = (("window end open", True), ("window end closed", False))
 
 

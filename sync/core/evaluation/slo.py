@@ -1,4 +1,4 @@
-"""Pure: burn-rate alerts on time-slice SLOs (section "SLOs, burn-rate and error-budget alerts")."""
+"""Pure: burn-rate alerts on time-slice SLOs (https://docs.datadoghq.com/service_level_objectives/burn_rate/)."""
 
 from __future__ import annotations
 

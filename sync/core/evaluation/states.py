@@ -10,7 +10,7 @@ from sync.core.evaluation.window import Outcome
 
 OK, WARN, ALERT, NO_DATA = "OK", "WARN", "ALERT", "NO DATA"
 ALERT_WORTHY = frozenset({ALERT, WARN, NO_DATA})
-# Section "Composite monitors": ALERT > WARN > NO DATA > OK.
+# ALERT > WARN > NO DATA > OK: https://docs.datadoghq.com/monitors/types/composite/
 SEVERITY = {OK: 1, NO_DATA: 2, WARN: 3, ALERT: 4}
 
 

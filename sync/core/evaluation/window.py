@@ -1,8 +1,9 @@
 """Pure: one evaluation of a metric query at minute `t`: the window's points reduced to one number.
 
-Section "Evaluation cadence and window": the slice is [t - D - W, t - D]; whether its end is open is U1, so
-the caller chooses the reading. Sections "Aggregation over the window", "The as_count() path" and "Rollup,
-bucket alignment and interpolation" give the arithmetic.
+The slice is [t - D - W, t - D] (https://docs.datadoghq.com/monitors/configuration/); whether its end is open
+is U1, so the caller chooses the reading. The arithmetic: https://docs.datadoghq.com/monitors/types/metric/,
+https://docs.datadoghq.com/monitors/guide/as-count-in-monitor-evaluations/ and
+https://docs.datadoghq.com/monitors/guide/monitor-arithmetic-and-sparse-metrics/.
 """
 
 from __future__ import annotations
@@ -62,11 +63,11 @@ def evaluate(
     for minute in minutes:
         value = _at(query.expression, minute, columns, len(query.leaves) > 1)
         if math.isnan(value):
-            # Section "The as_count() path": NaN anywhere in the arithmetic and the evaluation is skipped.
+            # NaN anywhere in the arithmetic and the evaluation is skipped (the sparse-metrics arithmetic guide).
             skipped = f"no value at minute {minute} for a part of the formula"
             return Outcome(start, end, skipped=skipped, points=len(minutes))
         values.append(value)
-    # .as_count() on a count metric forces the time aggregator to sum (section "The as_count() path").
+    # .as_count() on a count metric forces the time aggregator to sum (Datadog's metric type modifiers page).
     single = query.leaves[0] if len(query.leaves) == 1 else None
     aggregator = "sum" if single is not None and is_count(single) else query.aggregator
     return Outcome(start, end, value=_time_aggregate(aggregator, values), points=len(values))
@@ -86,7 +87,7 @@ def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) 
 
 def _as_count_path(query: Query, columns: dict[Leaf, dict[int, float]], start: int, end: int, n: int) -> Outcome:
     if query.aggregator != "sum":
-        # The reference says only sum is defined on this path and the evaluator should reject the rest.
+        # Datadog's as_count guide defines only sum on this path: the rest is refused, not guessed.
         raise Refused(
             f"{query.aggregator}() with .as_count() in arithmetic takes Datadog's as_count evaluation path, "
             "where only sum() is defined: the result cannot be predicted; use sum(), or drop .as_count()"
@@ -167,8 +168,8 @@ def _time_aggregate(aggregator: str, values: list[float]) -> float:
 
 
 def full_window(query: Query, outcome_minutes: set[int], start: int, end: int) -> bool:
-    """Section "require_full_window": buckets of 1 minute for a window in minutes, 10 for hours, 60 for days;
-    full when the oldest bucket holds a point and at most three buckets are empty."""
+    """Buckets of 1 minute for a window in minutes, 10 for hours, 60 for days; full when the oldest bucket holds a
+    point and at most three buckets are empty (https://docs.datadoghq.com/monitors/types/metric/)."""
     size = {"m": 1, "h": 10, "d": 60}.get(query.unit, 240)
     buckets = [range(b, min(b + size, end + 1)) for b in range(start, end + 1, size)]
     filled = [any(m in outcome_minutes for m in bucket) for bucket in buckets]
