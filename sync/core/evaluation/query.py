@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sync.core import durations
 from sync.core.evaluation.notes import Refused, Unmodelled
 
 AGGREGATORS = ("avg", "max", "min", "sum")
 COMPARATORS = (">=", "<=", ">", "<")
-_UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440, "w": 10080}
 FUNCTIONS = ("clamp_min", "clamp_max", "default_zero", "abs")
 
 _CHANGE = re.compile(
@@ -132,14 +132,14 @@ def parse(text: str) -> Query:
     expression = parser.expression()
     if parser.at < len(tokens):
         raise Refused(f"unexpected {tokens[parser.at][1]!r} in the query")
-    return Query(aggregator, int(count) * _UNIT_MINUTES[unit], expression, comparator, float(threshold), unit)
+    return Query(aggregator, durations.of(int(count), unit), expression, comparator, float(threshold), unit)
 
 
 def _change(kind: str, aggregator: str, count: str, unit: str, shift: str, shift_unit: str, rest: str) -> Query:
     """Section "Change alerts" of the guide: the difference of the series now and N earlier, minute by minute,
     then the time aggregator over the window. As arithmetic it takes the paths any arithmetic takes."""
     inner = parse(f"{aggregator}(last_{count}{unit}):{rest}")
-    minutes = int(shift) * _UNIT_MINUTES[shift_unit]
+    minutes = durations.of(int(shift), shift_unit)
     if minutes <= 0:
         raise Refused("a change alert compares with a time before now: give a shift of at least a minute")
     now = inner.expression
