@@ -47,6 +47,7 @@ def test_seconds_takes_sums_and_seconds_and_flags_runaway_digits() -> None:
 def test_words_read_as_short_numbers() -> None:
     assert [durations.words(s) for s in (14400, 5400, 129600, 216000, 45)] == ["4 h", "90 min", "36 h", "2.5 d", "45 s"]
     assert durations.number(10000) == "10,000"
+    assert [durations.hours_and_minutes(m) for m in (150, 45, 120)] == ["2 h 30 min", "45 min", "2 h"]
 
 
 @given(st.integers(min_value=1, max_value=10**7))

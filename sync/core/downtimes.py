@@ -43,7 +43,7 @@ def _recurrence(recurrence: Mapping[str, Any]) -> str:
             )
         )
     words.append(f"at {_time_of_day(parts, recurrence.get('start'))}")
-    words.append(f"for {_length(durations.minutes(str(recurrence.get('duration', ''))) or 0)}")
+    words.append(f"for {durations.hours_and_minutes(durations.minutes(str(recurrence.get('duration', ''))) or 0)}")
     return " ".join(words)
 
 
@@ -55,13 +55,6 @@ def _time_of_day(parts: Mapping[str, str], start: Any) -> str:
     if start:
         return str(start)[11:16] or "the time it was created"
     return "the time it was created"
-
-
-def _length(minutes: int) -> str:
-    hours, rest = divmod(minutes, 60)
-    if not hours:
-        return f"{rest} min"
-    return f"{hours} h" + (f" {rest} min" if rest else "")
 
 
 def _short(value: Any) -> str:

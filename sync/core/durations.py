@@ -64,6 +64,14 @@ def words(total: float) -> str:
     return f"{number(total)} s"
 
 
+def hours_and_minutes(total: int) -> str:
+    """`2 h 30 min`, `45 min`, from minutes: how a schedule's length reads."""
+    hours, rest = divmod(total, 60)
+    if not hours:
+        return f"{rest} min"
+    return f"{hours} h" + (f" {rest} min" if rest else "")
+
+
 def number(value: float) -> str:
     """`10,000`, `1.5`: a whole value without its `.0`, thousands grouped."""
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,}"
