@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import boto3
 from moto.server import ThreadedMotoServer
 
-from sync.trace.aws import connect
-from sync.trace.failures import Window
-from sync.trace.report import render_table
-from sync.trace.target import TraceTarget
-from sync.trace.tracer import Options, trace
+from sync.aws.core.failures import Window
+from sync.aws.core.target import TraceTarget
+from sync.aws.reads.clients import connect
+from sync.aws.tracing.report import render_table
+from sync.aws.tracing.tracer import Options, trace
 
 if TYPE_CHECKING:
     from mypy_boto3_logs.type_defs import InputLogEventTypeDef

@@ -50,9 +50,12 @@ def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDat
     assert obs("sync", "--env", "prod") == 0, obs.err
     assert f"Applied: {desired(obs.definitions, 'prod')} created, 0 updated, 0 deleted, 0 failed" in obs.out
     # 97 query monitors and 6 SLO burn-rate monitors, 17 composites; 3 SLOs, 1 dashboard and 10 downtimes.
-    assert len(dd.monitors) == 103 + 17 and len(dd.dashboards) == 1 and len(dd.downtimes) == 10
-    assert len(dd.slos) == 3
-    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == 124  # downtimes carry no key tag
+    assert len(dd.monitors) == desired(obs.definitions, "prod", kinds=("monitor", "composite"))
+    assert len(dd.dashboards) == desired(obs.definitions, "prod", kinds=("dashboard",))
+    assert len(dd.downtimes) == desired(obs.definitions, "prod", kinds=("downtime",))
+    assert len(dd.slos) == desired(obs.definitions, "prod", kinds=("slo",))
+    keyed = desired(obs.definitions, "prod") - len(dd.downtimes)  # downtimes carry no key tag
+    assert all(n == 1 for n in keys(dd).values()) and len(keys(dd)) == keyed
 
     dd.reset_log()
     assert obs("plan", "--env", "prod", "--detailed-exitcode", "--verbose") == 0, obs.out
@@ -60,10 +63,10 @@ def test_sync_into_an_empty_org_then_plan_shows_no_changes(obs: Obs, dd: FakeDat
         f"Plan: 0 to create, 0 to update, 0 to delete, {desired(obs.definitions, 'prod')} unchanged, 0 unmanaged."
         in obs.out
     )
-    # One SLO, one monitor (composites too), one dashboard summary and one downtime page (short: the end),
-    # and the one dashboard.
-    assert dd.calls() == 5
-    assert "API calls: 5 (" in obs.err
+    # One SLO, one SLO-correction, one monitor (composites too), one dashboard summary and one downtime page
+    # (short: the end), and the one dashboard.
+    assert dd.calls() == 6
+    assert "API calls: 6 (" in obs.err
 
 
 def test_composites_are_written_after_the_monitors_they_combine_with_their_real_ids(obs: Obs, dd: FakeDatadog) -> None:

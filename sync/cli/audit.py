@@ -8,16 +8,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from sync.aws.auditing.audit import audit
+from sync.aws.auditing.report import render
+from sync.aws.core.audit import AuditResult, monitored
+from sync.aws.core.declared import queue_specs
+from sync.aws.core.findings import SEVERITIES, WARNING, at_least
+from sync.aws.reads.clients import Connector, check_region, connect
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
 from sync.errors import ObsError
 from sync.expand import placement
-from sync.trace.audit import AuditResult, audit, monitored
-from sync.trace.audit_report import render
-from sync.trace.aws import Connector, check_region, connect
-from sync.trace.declared import queue_specs
-from sync.trace.findings import SEVERITIES, WARNING, at_least
 
 
 def register(commands: Commands) -> None:

@@ -10,15 +10,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from sync.aws.core.failures import Window
+from sync.aws.core.target import TraceTarget, is_topic_arn, parse_duration, target_from_arn, window_bounds
+from sync.aws.reads.clients import Connector, check_region, connect
+from sync.aws.reads.logs import Progress
+from sync.aws.tracing.report import render_json, render_table
+from sync.aws.tracing.resolve import resolve_queues, target_from_definitions
+from sync.aws.tracing.tracer import Options, trace
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.errors import ObsError
-from sync.trace.aws import Connector, check_region, connect
-from sync.trace.failures import Window
-from sync.trace.logs import Progress
-from sync.trace.report import render_json, render_table
-from sync.trace.resolve import resolve_queues, target_from_definitions
-from sync.trace.target import TraceTarget, is_topic_arn, parse_duration, target_from_arn, window_bounds
-from sync.trace.tracer import Options, trace
 
 
 def register(commands: Commands) -> None:

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
+from sync.aws.core.declared import QueueSpec, TopicSpec
+from sync.aws.core.delivery import Target, check_encryption, check_queue_policy, check_subscription
+from sync.aws.core.encryption import DISABLED, POLICY_DENIES, USABLE, WRONG_KIND, key_verdict
+from sync.aws.core.facts import key_from
+from sync.aws.core.findings import ERROR, INFO, WARNING, Finding, at_least
+from sync.aws.core.topics import RoleFacts, TopicUse, check_role, check_topic
+from sync.aws.core.wiring import check_dlq_retention, check_queue
+from sync.aws.reads.survey import policy_document
 from sync.expand.placement import delivery_principal
-from sync.trace.declared import QueueSpec, TopicSpec
-from sync.trace.delivery import Target, check_encryption, check_queue_policy, check_subscription
-from sync.trace.encryption import DISABLED, POLICY_DENIES, USABLE, WRONG_KIND, key_verdict
-from sync.trace.facts import key_from
-from sync.trace.findings import ERROR, INFO, WARNING, Finding, at_least
-from sync.trace.survey import policy_document
-from sync.trace.topics import RoleFacts, TopicUse, check_role, check_topic
-from sync.trace.wiring import check_dlq_retention, check_queue
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded"
 ACCOUNT = "444455556666"

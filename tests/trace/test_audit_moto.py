@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from sync.aws.reads.clients import Clients
 from sync.cli.app import main
 from sync.cli.audit import execute, register
 from sync.cli.conventions import Exit
 from sync.errors import ObsError
-from sync.trace.aws import Clients
 from tests.trace.audit_world import (
     ACCOUNT,
     DEFINITIONS,

@@ -9,22 +9,21 @@ from typing import Any
 
 import pytest
 
+from sync.aws.core import causes
+from sync.aws.core.checks import CONFIRMS, CONTRADICTS, INCONCLUSIVE, judge
+from sync.aws.core.coverage import metric_gap, recent_note, retried_note
+from sync.aws.core.dlq import parse_dlq_message
+from sync.aws.core.facts import KeyFacts, LoggingStatus, QueueFacts
+from sync.aws.core.failures import Collector, Window
+from sync.aws.core.metrics import MetricSummary, clusters, period_for
+from sync.aws.core.policy import key_policy_allows, queue_policy_allows
+from sync.aws.core.preflight import preflight
+from sync.aws.core.publisher import PATTERN_LIMIT, id_batches, or_pattern, parse_publisher_line
+from sync.aws.core.target import TraceTarget, parse_duration, target_from_arn, window_bounds
+from sync.aws.tracing.resolve import resolve_queues, target_from_placed
 from sync.definitions.model import Definitions, PublisherLog
 from sync.errors import ObsError
 from sync.expand.naming import placed_queues
-from sync.trace import causes
-from sync.trace.checks import CONFIRMS, CONTRADICTS, INCONCLUSIVE, judge
-from sync.trace.correlate import PATTERN_LIMIT, id_batches, or_pattern, parse_publisher_line
-from sync.trace.coverage import metric_gap, recent_note, retried_note
-from sync.trace.dlq import parse_dlq_message
-from sync.trace.facts import KeyFacts, QueueFacts
-from sync.trace.failures import Collector, Window
-from sync.trace.logs import LoggingStatus
-from sync.trace.metrics import MetricSummary, clusters, period_for
-from sync.trace.policy import key_policy_allows, queue_policy_allows
-from sync.trace.preflight import preflight
-from sync.trace.resolve import resolve_queues, target_from_placed
-from sync.trace.target import TraceTarget, parse_duration, target_from_arn, window_bounds
 from tests.trace.trace_world import failure_event
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)

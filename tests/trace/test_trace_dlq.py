@@ -6,9 +6,9 @@ import io
 import json
 from typing import Any
 
+from sync.aws.reads.clients import Clients
 from sync.cli.conventions import Exit
 from sync.cli.trace import execute
-from sync.trace.aws import Clients
 from tests.trace.test_trace_correlate import park
 from tests.trace.test_trace_moto import NOW, TOPIC, ago, parse
 from tests.trace.trace_world import World, failure_event, failure_group

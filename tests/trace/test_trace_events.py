@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sync.trace import causes
-from sync.trace.causes import classify
-from sync.trace.events import parse_event, parse_response, parse_time, queue_name_of
-from sync.trace.target import iso
+from sync.aws.core import causes
+from sync.aws.core.causes import classify
+from sync.aws.core.events import parse_event, parse_response, parse_time, queue_name_of
+from sync.aws.core.target import iso
 
 EVENTS = Path(__file__).parent / "fixtures" / "events"
 

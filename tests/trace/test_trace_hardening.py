@@ -10,15 +10,15 @@ from typing import Any
 import boto3
 import pytest
 
+from sync.aws.core import causes
+from sync.aws.core.checks import CONFIRMS, CONTRADICTS, judge
+from sync.aws.core.events import parse_event
+from sync.aws.core.facts import KeyFacts, QueueFacts
+from sync.aws.core.failures import as_failure
+from sync.aws.core.redrive import Redrive, loss_notes
 from sync.cli.conventions import Exit
 from sync.cli.trace import execute
 from sync.errors import ObsError
-from sync.trace import causes
-from sync.trace.checks import CONFIRMS, CONTRADICTS, judge
-from sync.trace.events import parse_event
-from sync.trace.facts import KeyFacts, QueueFacts
-from sync.trace.failures import as_failure
-from sync.trace.redrive import Redrive, loss_notes
 from tests.trace.test_trace_moto import TOPIC, ago, parse, run_json
 from tests.trace.trace_world import ACCOUNT, REGION, World, failure_event, failure_group
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
+from sync.aws.core.failures import Window
+from sync.aws.core.target import TraceTarget
+from sync.aws.reads.insights import insights_events, query_string, row_event
+from sync.aws.reads.logs import filter_events
+from sync.aws.tracing.tracer import Options, engine_for, read_window
 from sync.errors import ObsError
-from sync.trace.failures import Window
-from sync.trace.insights import insights_events, query_string, row_event
-from sync.trace.logs import filter_events
-from sync.trace.target import TraceTarget
-from sync.trace.tracer import Options, engine_for, read_window
 from tests.trace.test_trace_moto import NOW, ago, build_every_cause, run_json
 from tests.trace.trace_world import World, failure_event, failure_group, sample
 

@@ -12,13 +12,13 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 
+from sync.aws.core.failures import Window
+from sync.aws.core.target import TraceTarget
+from sync.aws.reads.clients import Clients
+from sync.aws.reads.logs import filter_events, read_failures
 from sync.cli.conventions import Exit
 from sync.cli.trace import execute
 from sync.errors import ObsError
-from sync.trace.aws import Clients
-from sync.trace.failures import Window
-from sync.trace.logs import filter_events, read_failures
-from sync.trace.target import TraceTarget
 from tests.trace.test_trace_moto import NOW, TOPIC, ago, parse, run, run_json
 from tests.trace.trace_world import ACCOUNT, REGION, World, failure_event, failure_group
 

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
+from sync.aws.core.failures import Window
+from sync.aws.core.target import TraceTarget
+from sync.aws.reads.logs import filter_events, read_failures
 from sync.cli.app import main
 from sync.cli.conventions import Exit
 from sync.cli.trace import execute, progress_lines, register
 from sync.errors import ObsError
-from sync.trace.failures import Window
-from sync.trace.logs import filter_events, read_failures
-from sync.trace.target import TraceTarget
 from tests.trace.trace_world import ACCOUNT, REGION, World, failure_event, failure_group, sample, success_group
 
 NOW = datetime.now(UTC).replace(microsecond=0)

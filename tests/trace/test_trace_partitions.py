@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from sync.aws.core.preflight import enable_instructions
+from sync.aws.core.target import target_from_arn
 from sync.cli.conventions import Exit
 from sync.cli.trace import execute
 from sync.errors import ObsError
-from sync.trace.preflight import enable_instructions
-from sync.trace.target import target_from_arn
 from tests.trace.test_trace_moto import NOW, ago, parse
 from tests.trace.trace_world import ACCOUNT, World, failure_event, failure_group
 

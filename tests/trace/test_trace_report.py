@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from sync.trace import causes
-from sync.trace.checks import CONFIRMS, Check
-from sync.trace.correlate import Published
-from sync.trace.dlq import DlqMessage
-from sync.trace.failures import Collector, Window
-from sync.trace.logs import LoggingStatus
-from sync.trace.metrics import MetricSummary
-from sync.trace.report import render_json, render_table
-from sync.trace.target import TraceTarget
-from sync.trace.tracer import Finding, TraceResult
+from sync.aws.core import causes
+from sync.aws.core.checks import CONFIRMS, Check
+from sync.aws.core.dlq import DlqMessage
+from sync.aws.core.facts import LoggingStatus
+from sync.aws.core.failures import Collector, Window
+from sync.aws.core.metrics import MetricSummary
+from sync.aws.core.publisher import Published
+from sync.aws.core.target import TraceTarget
+from sync.aws.core.trace import Finding, TraceResult
+from sync.aws.tracing.report import render_json, render_table
 from tests.trace.trace_world import failure_event
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"

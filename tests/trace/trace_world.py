@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from sync.trace.aws import Clients, connect
-from sync.trace.logs import millis
+from sync.aws.reads.clients import Clients, connect
+from sync.aws.reads.logs import millis
 
 if TYPE_CHECKING:
     from mypy_boto3_logs.type_defs import InputLogEventTypeDef

@@ -1,0 +1,1 @@
+"""`obs audit`: judge an environment's live SNS -> SQS wiring against its definitions."""

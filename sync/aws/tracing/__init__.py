@@ -1,0 +1,1 @@
+"""`obs trace`: name the messages that failed SNS -> SQS delivery, and why."""

@@ -1,1 +1,0 @@
-"""`obs trace`: name the messages that failed SNS -> SQS delivery, and why (boto3 lives only here)."""
