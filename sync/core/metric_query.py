@@ -31,8 +31,9 @@ _CHANGE = re.compile(
 )
 _FORECAST = re.compile(rf"^(avg|max|min)\((next){_WINDOW}\):(?=forecast\()")
 _TAIL = re.compile(r"\s(>=|<=|>|<)\s*(-?\d+(?:\.\d+)?)$")
+# A tag filter holds no brackets (tags cannot), so what the expression reads has balanced brackets.
 _TOKEN = re.compile(
-    r"\s*(?:(?P<metric>(?:avg|max|min|sum):[A-Za-z_][\w.]*\{[^}]*\}(?:\.as_count\(\)|\.as_rate\(\))?)"
+    r"\s*(?:(?P<metric>(?:avg|max|min|sum):[A-Za-z_][\w.]*\{[^{}()\[\]]*\}(?:\.as_count\(\)|\.as_rate\(\))?)"
     r"|(?P<number>\d+(?:\.\d+)?)|(?P<name>[a-z_]+)(?=\()|(?P<op>[-+*/(),]))"
 )
 _METRIC = re.compile(r"^(avg|max|min|sum):([A-Za-z_][\w.]*)\{([^}]*)\}(\.as_count\(\)|\.as_rate\(\))?$")
