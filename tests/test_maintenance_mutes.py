@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sync.cli.app import main
-from sync.core.downtimes import minutes_of
+from sync.core import durations
 from sync.definitions.load import load
 from sync.definitions.maintenance import mutes_by_default
 from sync.definitions.model import MAINTENANCE
@@ -40,7 +40,7 @@ def muted(root: Path) -> dict[str, int]:
         if r.kind.name == "downtime":
             _, queue, metric, *_ = r.key.split("/")
             (recurrence,) = r.body["schedule"]["recurrences"]
-            out[f"{queue}/{metric}"] = minutes_of(recurrence["duration"])
+            out[f"{queue}/{metric}"] = durations.minutes(recurrence["duration"])
     return out
 
 

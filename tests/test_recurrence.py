@@ -79,20 +79,6 @@ def test_occurrences_that_touch_with_their_grace_collide() -> None:
     assert recurrence.collision("FREQ=DAILY;BYHOUR=23;BYMINUTE=0", "UTC", 1380, 30, since) is None
 
 
-def test_the_duration_parser() -> None:
-    assert [recurrence.minutes(t) for t in ("90m", "2h", "1d", "1w", "2 hours", "0m", "", "h")] == [
-        90,
-        120,
-        1440,
-        10080,
-        None,
-        None,
-        None,
-        None,
-    ]
-    assert [recurrence.duration(m) for m in (90, 120, 1440, 10080, 1502)] == ["90m", "2h", "1d", "1w", "1502m"]
-
-
 def test_a_window_s_time_of_day_and_its_days_for_schedules_that_take_their_own_start() -> None:
     assert recurrence.daily_part("FREQ=WEEKLY;BYDAY=SA;BYHOUR=7;BYMINUTE=30") == ((7, 30), "FREQ=WEEKLY;BYDAY=SA")
     assert recurrence.daily_part("FREQ=DAILY;BYHOUR=1;BYMINUTE=0;BYSECOND=0") == ((1, 0), "FREQ=DAILY")

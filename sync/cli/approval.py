@@ -9,7 +9,7 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
-from sync.core.downtimes import minutes_of
+from sync.core import durations
 from sync.datadog.client import Datadog, RequestFailed
 from sync.errors import ObsError
 from sync.report.saved_plan import Binding
@@ -20,7 +20,7 @@ _MAX_AGE_LIMIT = 30 * 1440  # minutes: an approval older than a month describes 
 
 def max_age(text: str) -> timedelta:
     """--max-age: how old an approved plan may be, e.g. 90m, 24h or 2d."""
-    minutes = minutes_of(text.strip())
+    minutes = durations.minutes(text) or 0
     if not 0 < minutes <= _MAX_AGE_LIMIT:
         raise argparse.ArgumentTypeError("write a duration of at most 30 days, e.g. 90m, 24h or 2d")
     return timedelta(minutes=minutes)

@@ -15,7 +15,8 @@ from typing import Any
 from sync.cli import live
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import checked
-from sync.core.downtimes import minutes_of, schedule_words
+from sync.core import durations
+from sync.core.downtimes import schedule_words
 from sync.core.resources import MANAGED_TAG, Resource, forged_marker
 from sync.datadog import adhoc
 from sync.datadog.client import Datadog, RequestFailed
@@ -47,7 +48,7 @@ def register(commands: Commands) -> None:
 
 
 def _length(text: str) -> int:
-    minutes = minutes_of(text)
+    minutes = durations.minutes(text) or 0
     if not 0 < minutes <= 7 * 1440:
         raise argparse.ArgumentTypeError("write a duration of at most a week, e.g. 90m, 2h or 1d")
     return minutes

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core import metric_query
+from sync.core.durations import number as _number
+from sync.core.durations import words as duration
 from sync.core.paging import ALWAYS, routes
 from sync.core.resources import Resource
 
-# `avg(last_10m):max:aws.sqs...{queuename:x} > 30`: the window and the comparator sit in fixed places.
-_QUERY = re.compile(r"^\s*\w+\(last_(?P<window>\d+[mhdw])\):.*?(?P<cmp>>=|<=|>|<)\s*(?P<value>-?[\d.]+)\s*$", re.S)
 _COMPARATORS = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below"}
-_UNITS = {"m": ("min", 60), "h": ("h", 3600), "d": ("d", 86400), "w": ("w", 604800)}
 # Metrics whose value is seconds waited: their threshold reads as a duration of waiting.
 _WAITING = ("approximate_age_of_oldest_message",)
 
@@ -45,20 +44,21 @@ class ConditionChange:
 
 def condition(body: Mapping[str, Any]) -> Condition | None:
     """The monitor's alert condition, or None for a query obs cannot read (the preview then says nothing)."""
-    found = _QUERY.match(str(body.get("query", "")))
-    if found is None:
+    query = str(body.get("query", ""))
+    head, end = metric_query.head(query), metric_query.tail(query)
+    if head is None or head.form or end is None:
         return None
+    _, comparator, written = end
     options = body.get("options") or {}
     critical = (options.get("thresholds") or {}).get("critical")
-    value = float(critical if isinstance(critical, int | float) else found["value"])
-    waiting = any(name in found.group(0) for name in _WAITING) and found["cmp"].startswith(">")
-    threshold = f"after {duration(value)}" if waiting else f"{_COMPARATORS[found['cmp']]} {_number(value)}"
-    number, unit = int(found["window"][:-1]), found["window"][-1]
+    value = float(critical if isinstance(critical, int | float) else written)
+    waiting = any(name in query for name in _WAITING) and comparator.startswith(">")
+    threshold = f"after {duration(value)}" if waiting else f"{_COMPARATORS[comparator]} {_number(value)}"
     delay = options.get("evaluation_delay")
     return Condition(
         threshold=threshold,
         waiting=waiting,
-        window=duration(number * _UNITS[unit][1]),
+        window=duration(head.window.minutes * 60),
         delay=duration(float(delay)) if isinstance(delay, int | float) and delay else "",
     )
 
@@ -108,15 +108,3 @@ def silenced(base: Iterable[Resource], head: Iterable[Resource]) -> tuple[str, .
     """Monitors that alerted someone in the base revision and alert nobody now."""
     paged = {r.key for r in base if r.kind.notifies and paging_targets(r.body)}
     return tuple(sorted(r.key for r in head if r.key in paged and not paging_targets(r.body)))
-
-
-def duration(seconds: float) -> str:
-    """`4 h`, `90 min`, `1.5 d`, `45 s`: the largest unit that reads as a short number."""
-    for name, size in (("w", 604800), ("d", 86400), ("h", 3600), ("min", 60)):
-        if (seconds >= size and (seconds / size).is_integer()) or seconds >= 2 * size:
-            return f"{_number(round(seconds / size, 1))} {name}"
-    return f"{_number(seconds)} s"
-
-
-def _number(value: float) -> str:
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:,}"

@@ -6,21 +6,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sync.core import recurrence
+from sync.core import durations
 from sync.core.resources import Resource
 
 _FREQ = {"DAILY": "daily", "WEEKLY": "weekly", "MONTHLY": "monthly", "YEARLY": "yearly", "HOURLY": "hourly"}
 _DAYS = {"MO": "Mon", "TU": "Tue", "WE": "Wed", "TH": "Thu", "FR": "Fri", "SA": "Sat", "SU": "Sun"}
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def duration(minutes: int) -> str:
-    """Datadog's duration string in the largest unit that divides it: 120 -> 2h, 90 -> 90m."""
-    return recurrence.duration(minutes)
-
-
-def minutes_of(text: str) -> int:
-    return recurrence.minutes(text) or 0
 
 
 def schedule_words(schedule: Mapping[str, Any]) -> str:
@@ -52,7 +43,7 @@ def _recurrence(recurrence: Mapping[str, Any]) -> str:
             )
         )
     words.append(f"at {_time_of_day(parts, recurrence.get('start'))}")
-    words.append(f"for {_length(minutes_of(str(recurrence.get('duration', ''))))}")
+    words.append(f"for {durations.hours_and_minutes(durations.minutes(str(recurrence.get('duration', ''))) or 0)}")
     return " ".join(words)
 
 
@@ -64,13 +55,6 @@ def _time_of_day(parts: Mapping[str, str], start: Any) -> str:
     if start:
         return str(start)[11:16] or "the time it was created"
     return "the time it was created"
-
-
-def _length(minutes: int) -> str:
-    hours, rest = divmod(minutes, 60)
-    if not hours:
-        return f"{rest} min"
-    return f"{hours} h" + (f" {rest} min" if rest else "")
 
 
 def _short(value: Any) -> str:

@@ -14,7 +14,6 @@ MAX_OCCURRENCES.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -24,11 +23,11 @@ from zoneinfo import ZoneInfo
 
 from dateutil.rrule import rrulestr
 
+from sync.core import durations
+
 FREQS = ("HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY")  # finer ones are refused: see `problem`
 MAX_OCCURRENCES = 12_000  # 28 years of a daily rule, the longest stretch expanded (see `recurrences`)
 MAX_RECURRENCES = 5  # per downtime, from the v2 spec (DowntimeScheduleRecurrencesResponse.recurrences)
-_UNITS = (("w", 10080), ("d", 1440), ("h", 60), ("m", 1))
-_DURATION = re.compile(r"^([1-9][0-9]*)([mhdw])$")
 _CYCLE = 400  # years after which the Gregorian calendar repeats, weekdays included
 _TIME_PARTS = ("BYHOUR", "BYMINUTE", "BYSECOND")
 _DAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
@@ -36,17 +35,6 @@ _DAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 _REFERENCE = (datetime(2026, 1, 1, tzinfo=UTC), datetime(2054, 1, 1, tzinfo=UTC))
 
 Span = tuple[datetime, datetime]
-
-
-def minutes(text: object) -> int | None:
-    """Minutes in a duration such as 90m, 2h, 1d or 1w (Datadog's form); None when it is not one."""
-    found = _DURATION.match(str(text).strip())
-    return int(found.group(1)) * dict(_UNITS)[found.group(2)] if found else None
-
-
-def duration(total: int) -> str:
-    """Datadog's duration string in the largest unit that divides it: 120 -> 2h, 90 -> 90m."""
-    return next(f"{total // size}{unit}" for unit, size in _UNITS if total % size == 0)
 
 
 def parts(rrule: str) -> dict[str, str]:
@@ -237,7 +225,7 @@ def spans(schedule: Mapping[str, Any], since: datetime, until: datetime, zone: s
     tz = str(schedule.get("timezone") or zone or "UTC")
     found: list[Span] = []
     for recurrence in schedule["recurrences"]:
-        length = minutes(recurrence.get("duration"))
+        length = durations.minutes(recurrence.get("duration"))
         if length is None:
             raise ValueError(f"the downtime duration {recurrence.get('duration')!r} is not a number of m, h, d or w")
         anchor = _instant(recurrence.get("start"), tz)

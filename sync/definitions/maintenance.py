@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sync.core import recurrence
+from sync.core import durations, recurrence
 from sync.definitions.model import BURN_ALERTS, LIVE, Schedule, Window, maintenance_of
 from sync.definitions.references import suggest
 from sync.definitions.source import KeyPath, Source, read
@@ -89,7 +89,7 @@ def _timezone(source: Source, at: KeyPath, name: str) -> str:
 
 
 def _duration(source: Source, at: KeyPath, text: str) -> int:
-    minutes = recurrence.minutes(text)
+    minutes = durations.minutes(text)
     if minutes is None or minutes > _MAX_MINUTES:
         raise source.error(at, f"'{text}' is not a duration of at most a week", "write e.g. 90m, 2h or 1d")
     return minutes

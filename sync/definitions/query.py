@@ -11,14 +11,8 @@ rest, the API accepts them and evaluates them in a way nobody can predict.
 
 from __future__ import annotations
 
-import re
+from sync.core import metric_query
 
-_HEAD = re.compile(r"^(avg|sum|max|min)\(last_(\d+)([mhdw])\):(.+)$")
-_CHANGE_HEAD = re.compile(
-    r"^(change|pct_change)\((avg|sum|max|min)\(last_\d+[mhdw]\),\s*(last_\d+[mhdw]|\d+[mhd]_ago)\):(.+)$"
-)
-_FORECAST_HEAD = re.compile(r"^(avg|max|min)\(next_(\d+)([mhdw])\):forecast\((.+)$")
-_TAIL = re.compile(r"\s(>=|<=|>|<)\s*(-?\d+(\.\d+)?)$")
 _WINDOW_LIMITS = {"m": 10080, "h": 168, "d": 1, "w": 1}
 _PAIRS = {")": "(", "}": "{", "]": "["}
 
@@ -28,25 +22,32 @@ def problems(query: str) -> list[str]:
     found = []
     if "\n" in query:
         found.append("the query spans lines; Datadog rejects newlines in a query (fold it with '>-' in YAML)")
-    head = _HEAD.match(query) or _CHANGE_HEAD.match(query) or _FORECAST_HEAD.match(query)
+    head = _head(query)
     if not head:
         found.append("it must start with avg|sum|max|min(last_<n><m|h|d|w>): followed by the metric expression")
-    elif head.re is _HEAD:
-        count, unit = int(head.group(2)), head.group(3)
+    elif not head.form:
+        count, unit = head.window.count, head.window.unit
         if not 1 <= count <= _WINDOW_LIMITS[unit]:
             found.append(f"last_{count}{unit} is out of range (last_#m 1-10080, last_#h 1-168, last_1d, last_1w)")
-    if head and ".as_count()" in query:
-        aggregator = head.group(2) if head.re is _CHANGE_HEAD else head.group(1)
-        if aggregator != "sum":
-            found.append(
-                f".as_count() under the '{aggregator}' time aggregator: Datadog evaluates .as_count() queries "
-                "on a path documented only for 'sum'"
-            )
-    if not _TAIL.search(query):
+    if head and ".as_count()" in query and head.aggregator != "sum":
+        found.append(
+            f".as_count() under the '{head.aggregator}' time aggregator: Datadog evaluates .as_count() queries "
+            "on a path documented only for 'sum'"
+        )
+    if metric_query.tail(query) is None:
         found.append("it must end with a comparator and a number, e.g. '> 10'")
     if not _balanced(query):
         found.append("its brackets do not balance")
     return found
+
+
+def _head(query: str) -> metric_query.Head | None:
+    """The head, when an expression follows it on the same line (a forecast's inside its `forecast(`)."""
+    head = metric_query.head(query)
+    if head is None or "\n" in query:
+        return None
+    opening = len("forecast(") if head.form == "forecast" else 0
+    return head if len(query) > head.end + opening else None
 
 
 def _balanced(text: str) -> bool:

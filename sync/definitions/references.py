@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from sync.core import composite_query
 from sync.core.resources import RESERVED_TAG_KEYS
 from sync.definitions import query, tokens
 from sync.definitions.source import KeyPath, Source
@@ -19,15 +20,9 @@ if TYPE_CHECKING:
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
 
 
-# A composite names the metrics it combines; Datadog allows up to 10 monitors in one composite.
-METRIC_REF = re.compile(r"\[\[\s*metric:\s*([^\[\]]*?)\s*\]\]")
-_COMPOSITE_MOST = 10
-_COMPOSITE_REST = re.compile(r"^[\s()!&|]*$")
-
-
 def composite_refs(expression: str) -> list[str]:
     """The metrics a composite expression combines, in order of first mention."""
-    return list(dict.fromkeys(METRIC_REF.findall(expression)))
+    return composite_query.names(expression, composite_query.METRIC)
 
 
 def check(defs: Definitions) -> None:
@@ -146,18 +141,18 @@ def _check_layer(
 def _check_composite(metric: Metric, metrics: Mapping[str, Metric]) -> None:
     at: KeyPath = ("composite",)
     expression = metric.composite or ""
-    names = composite_refs(expression)
-    rest = METRIC_REF.sub("", expression)
-    if not names or not _COMPOSITE_REST.match(rest) or not _balanced_operators(METRIC_REF.sub("1", expression)):
+    try:
+        names = composite_query.references(composite_query.parse(expression, (composite_query.METRIC,)))
+    except composite_query.CompositeError:
         raise metric.source.error(
             at,
             f"not a composite expression: '{expression}'",
             "combine other metrics of the same queue with &&, ||, ! and parentheses, "
             "e.g. '[[metric:a]] && [[metric:b]]'",
-        )
-    if len(names) > _COMPOSITE_MOST:
+        ) from None
+    if len(names) > composite_query.MOST_MONITORS:
         raise metric.source.error(
-            at, f"it combines {len(names)} metrics; Datadog allows {_COMPOSITE_MOST}", "split it in two"
+            at, f"it combines {len(names)} metrics; Datadog allows {composite_query.MOST_MONITORS}", "split it in two"
         )
     for name in names:
         if name == metric.name:
@@ -175,39 +170,6 @@ def _check_composite(metric: Metric, metrics: Mapping[str, Metric]) -> None:
                 f"metric '{name}' makes one monitor per {other.for_each}, not one per queue",
                 "combine metrics made once per queue",
             )
-
-
-def _balanced_operators(text: str) -> bool:
-    """Operands (1) joined by && or ||, each optionally negated with ! and grouped in parentheses."""
-    tokens_ = re.findall(r"&&|\|\||!|\(|\)|1|\S", text)
-    position = 0
-
-    def operand() -> bool:
-        nonlocal position
-        while position < len(tokens_) and tokens_[position] == "!":
-            position += 1
-        if position < len(tokens_) and tokens_[position] == "1":
-            position += 1
-            return True
-        if position < len(tokens_) and tokens_[position] == "(":
-            position += 1
-            if not expression() or position >= len(tokens_) or tokens_[position] != ")":
-                return False
-            position += 1
-            return True
-        return False
-
-    def expression() -> bool:
-        nonlocal position
-        if not operand():
-            return False
-        while position < len(tokens_) and tokens_[position] in ("&&", "||"):
-            position += 1
-            if not operand():
-                return False
-        return True
-
-    return expression() and position == len(tokens_)
 
 
 def _check_tags(source: Source, at: KeyPath, tags: Iterable[str]) -> None:

@@ -5,11 +5,11 @@ Each value is checked where it was set, so an error names the file and line a pe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core import durations
 from sync.definitions.model import Definitions, Environment
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError
@@ -33,7 +33,6 @@ DEFAULTS: Mapping[str, Any] = {
     "slow_burn": {"threshold": 6, "long_window": "6h", "short_window": "30m", "notify": "chat", "priority": 3},
 }
 
-_WINDOW = re.compile(r"^([1-9][0-9]*)([mh])$")
 _LONGEST_WINDOW = 48 * 60  # minutes: Datadog's longest burn-rate window
 
 
@@ -156,7 +155,5 @@ def _burn(name: str, found: _Layers, target: float, env: Environment) -> Burn:
 
 
 def _minutes(window: object) -> int | None:
-    found = _WINDOW.match(str(window))
-    if not found:
-        return None
-    return int(found.group(1)) * (60 if found.group(2) == "h" else 1)
+    found = durations.split(window, "mh")
+    return durations.of(*found) if found else None

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sync.core import composite_query
 from sync.core.kinds import COMPOSITE
 from sync.core.placeholders import placeholder
 from sync.core.resources import Resource
 from sync.definitions import tokens
 from sync.definitions.model import Environment, Metric
-from sync.definitions.references import METRIC_REF
 from sync.expand.monitor import message, monitor_tags, pages, token_values
 from sync.expand.naming import PlacedQueue
 from sync.expand.settings import Settings
@@ -46,7 +46,9 @@ def composite(
             )
     assert metric.composite is not None  # only composite metrics come here
     prefix = key.rsplit("/", 1)[0]
-    query = METRIC_REF.sub(lambda m: placeholder("monitor", f"{prefix}/{m.group(1)}"), metric.composite)
+    query = composite_query.substitute(
+        metric.composite, composite_query.METRIC, lambda name: placeholder("monitor", f"{prefix}/{name}")
+    )
     values = token_values(env, placed, None, {})
     options: dict[str, Any] = {"notify_audit": False, "include_tags": True, "notify_no_data": False}
     if settings["renotify_interval"] and pages(settings, env):

@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from sync.core import placeholders
-from sync.core.downtimes import duration, schedule_words
+from sync.core.downtimes import schedule_words
+from sync.core.durations import text as duration
 from sync.core.kinds import SLO, SLO_CORRECTION
 from sync.core.resources import DASHBOARD_MARKER, Resource
 from sync.definitions.model import Environment, Window

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sync.core import recurrence
-from sync.core.downtimes import duration, schedule_words
+from sync.core.downtimes import schedule_words
+from sync.core.durations import text as duration
 from sync.core.kinds import DOWNTIME
 from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource, marker_key
 from sync.definitions.maintenance import check_grace, mutes

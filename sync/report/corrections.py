@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sync.core.downtimes import duration, schedule_words
+from sync.core.downtimes import schedule_words
+from sync.core.durations import text as duration
 from sync.core.kinds import SLO_CORRECTION
 from sync.core.plan import CREATE, DELETE, UPDATE, Plan
 

@@ -7,13 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sync.aws.core.events import parse_time
+from sync.core import durations
 from sync.definitions.model import PublisherLog
 from sync.errors import ObsError
 from sync.expand import placement
 
 _ARN = re.compile(rf"^arn:{placement.ARN_PARTITION}:sns:[a-z0-9-]+:\d{{12}}:[A-Za-z0-9_.-]{{1,256}}$")
-_DURATION_PART = re.compile(r"(\d+)\s*(w|d|h|m|s)", re.IGNORECASE)
-_UNIT_SECONDS = {"w": 7 * 86_400, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
 MAX_DURATION = timedelta(days=366)
 
 
@@ -78,14 +77,10 @@ def target_from_arn(arn: str) -> TraceTarget:
 
 def parse_duration(text: str, flag: str = "--since", *, allow_zero: bool = False) -> timedelta:
     """'90s', '15m', '2h', '1d', '1h30m' as a timedelta, at most MAX_DURATION."""
-    compact = text.strip().replace(" ", "")
-    parts = _DURATION_PART.findall(compact)
-    if not compact or "".join(n + u for n, u in parts).lower() != compact.lower():
+    seconds = durations.seconds(text)
+    if seconds is None:
         raise ObsError.of(f"{flag} {text!r} is not a duration", "write it like 30m, 2h, 1d or 1h30m")
-    # whole seconds as int, and long digit strings refused before int() sees them: nothing can overflow
-    huge = any(len(n.lstrip("0")) > 12 for n, _ in parts)
-    seconds = 0 if huge else sum(int(n) * _UNIT_SECONDS[u.lower()] for n, u in parts)
-    if huge or seconds > MAX_DURATION.total_seconds():
+    if seconds < 0 or seconds > MAX_DURATION.total_seconds():
         raise ObsError.of(
             f"{flag} {text!r} is longer than {MAX_DURATION.days} days",
             f"give at most {MAX_DURATION.days}d, or use --start/--end for an older window",

@@ -3,105 +3,26 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from sync.core import composite_query
+from sync.core.composite_query import Expr, Not, Ref, references
 from sync.core.evaluation import notes
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, SEVERITY, Run, Step
 
-_TOKEN = re.compile(r"\s*(\$\{monitor_id:[^}]+\}|\d+|&&|\|\||!|\(|\))")
-MAX_MONITORS = 10
-
-
-@dataclass(frozen=True)
-class Ref:
-    key: str
-
-
-@dataclass(frozen=True)
-class Not:
-    arg: Expr
-
-
-@dataclass(frozen=True)
-class Op:
-    op: str  # "&&" or "||"
-    left: Expr
-    right: Expr
-
-
-Expr = Ref | Not | Op
-
 
 def parse(query: str) -> Expr:
-    tokens = []
-    at = 0
-    while at < len(query.rstrip()):
-        match = _TOKEN.match(query, at)
-        if not match:
-            raise Refused(f"cannot read the composite query from {query[at : at + 30]!r}")
-        tokens.append(match.group(1))
-        at = match.end()
-    parser = _Parser(tokens)
-    expr = parser.either()
-    if parser.at < len(tokens):
-        raise Refused(f"unexpected {tokens[parser.at]!r} in the composite query")
-    if len(references(expr)) > MAX_MONITORS:
-        raise Refused(f"a composite combines at most {MAX_MONITORS} monitors")
+    """A composite as Datadog or the expansion writes it: monitor IDs or placeholders."""
+    try:
+        expr = composite_query.parse(query, (composite_query.PLACEHOLDER, composite_query.ID))
+    except composite_query.CompositeError as exc:
+        raise Refused(str(exc)) from None
+    if len(references(expr)) > composite_query.MOST_MONITORS:
+        raise Refused(f"a composite combines at most {composite_query.MOST_MONITORS} monitors")
     return expr
-
-
-def references(expr: Expr) -> tuple[str, ...]:
-    if isinstance(expr, Ref):
-        return (expr.key,)
-    if isinstance(expr, Not):
-        return references(expr.arg)
-    return tuple(dict.fromkeys(references(expr.left) + references(expr.right)))
-
-
-class _Parser:
-    def __init__(self, tokens: list[str]) -> None:
-        self.tokens = tokens
-        self.at = 0
-
-    def _next(self) -> str:
-        if self.at >= len(self.tokens):
-            raise Refused("the composite query ends too early")
-        self.at += 1
-        return self.tokens[self.at - 1]
-
-    def either(self) -> Expr:
-        node = self.both()
-        while self.at < len(self.tokens) and self.tokens[self.at] == "||":
-            self.at += 1
-            node = Op("||", node, self.both())
-        return node
-
-    def both(self) -> Expr:
-        node = self.single()
-        while self.at < len(self.tokens) and self.tokens[self.at] == "&&":
-            self.at += 1
-            node = Op("&&", node, self.single())
-        return node
-
-    def single(self) -> Expr:
-        word = self._next()
-        if word == "!":
-            return Not(self.single())
-        if word == "(":
-            node = self.either()
-            if self._next() != ")":
-                raise Refused("a parenthesis in the composite query is not closed")
-            return node
-        if word.startswith("${monitor_id:"):
-            return Ref(word[len("${monitor_id:") : -1])
-        if word.isdigit():
-            return Ref(word)
-        raise Refused(f"unexpected {word!r} in the composite query")
 
 
 def combine(expr: Expr, state_of: Callable[[str], str]) -> str:

@@ -10,10 +10,11 @@ from typing import Any
 
 from sync.core.evaluation import notes
 from sync.core.evaluation.notes import Refused
-from sync.core.evaluation.query import Call, Node, Query, parse
+from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
 from sync.core.evaluation.window import Outcome, evaluate
+from sync.core.metric_query import Call, Node
 
 _SQS_COUNTERS = "aws.sqs.number_of_messages"
 ON_MISSING_DATA = ("default", "show_no_data", "show_and_notify_no_data", "resolve")

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sync.core.evaluation import notes
-from sync.core.evaluation.query import Leaf
+from sync.core.metric_query import Leaf
 
 CRAWLER_DELAY = 17  # U6: available at m + 2, then at worst a full 10-minute crawl cycle and 5 minutes queueing
 STREAM_DELAY = 3  # Metric Streams: "a two to three minute latency" (Datadog's Metric Streams guide)

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sync.core import composite_query
 from sync.core.evaluation import composite, monitor, notes, slo
 from sync.core.evaluation.expect import Audience, Check, Expectation, check
 from sync.core.evaluation.notes import Refused, Unmodelled
@@ -96,7 +97,7 @@ def _run(case: Case, key: str, open_end: bool, used: set[notes.Assumption], done
     if body.get("type") != "composite":
         return monitor.run(key, body, case.series, case.duration, open_end, used)
     constituents = {}
-    for ref in composite.references(composite.parse(str(body.get("query", "")))):
+    for ref in composite_query.references(composite.parse(str(body.get("query", "")))):
         if ref not in case.monitors:
             raise Refused(f"the composite refers to {ref}, which this environment does not have")
         if case.monitors[ref].get("type") == "composite":

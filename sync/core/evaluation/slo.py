@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sync.core import durations
 from sync.core.evaluation import notes
 from sync.core.evaluation.monitor import breaches
 from sync.core.evaluation.notes import Refused
@@ -19,7 +20,6 @@ _BURN = re.compile(
     r'\.short_window\("(\d+)([mh])"\)\s*(>=|>)\s*(\d+(?:\.\d+)?)\s*$'
 )
 _SLO_REF = re.compile(r"^\$\{slo_id:([^}]+)\}$")
-_MINUTES = {"m": 1, "h": 60}
 
 
 def run(
@@ -38,7 +38,7 @@ def run(
     if not match:
         raise Refused("only burn_rate(...) SLO alerts are modelled; error-budget alerts need the SLO's whole window")
     ref, _, long_n, long_u, short_n, short_u, comparator, _ = match.groups()
-    long_window, short_window = int(long_n) * _MINUTES[long_u], int(short_n) * _MINUTES[short_u]
+    long_window, short_window = durations.of(int(long_n), long_u), durations.of(int(short_n), short_u)
     if short_window >= long_window:
         raise Refused("the short window must be shorter than the long window")
     slo_key = _SLO_REF.match(ref)

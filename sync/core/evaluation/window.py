@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sync.core.evaluation.notes import Refused
-from sync.core.evaluation.query import Call, Leaf, Node, Number, Query
+from sync.core.evaluation.query import Query
 from sync.core.evaluation.series import Series, is_count, matching, space_aggregate
+from sync.core.metric_query import Call, Leaf, Node, Number
 
 INTERPOLATE_MINUTES = 5  # gauges are interpolated linearly up to five minutes after a real sample
 NAN = math.nan
