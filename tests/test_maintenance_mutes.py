@@ -40,7 +40,9 @@ def muted(root: Path) -> dict[str, int]:
         if r.kind.name == "downtime":
             _, queue, metric, *_ = r.key.split("/")
             (recurrence,) = r.body["schedule"]["recurrences"]
-            out[f"{queue}/{metric}"] = durations.minutes(recurrence["duration"])
+            minutes = durations.minutes(recurrence["duration"])
+            assert minutes is not None, recurrence
+            out[f"{queue}/{metric}"] = minutes
     return out
 
 
