@@ -85,14 +85,15 @@ def test_a_window_s_time_of_day_and_its_days_for_schedules_that_take_their_own_s
 
 
 def test_the_live_recurrence_mutes_what_obs_test_models(obs: Obs, dd: FakeDatadog) -> None:
-    """Datadog starts a recurrence when the downtime is created (the fake keeps that local time as its start):
-    with its time of day in the rule, the live downtime's next mute is the one obs models, whenever it synced."""
+    """Datadog starts a recurrence when the downtime is created (the fake keeps that local minute as its start):
+    with its time of day in the rule, the live downtime's next mute is the first one obs models from that minute
+    on, whenever it synced; an occurrence already under way when it synced is not muted."""
+    synced = datetime.now(UTC).replace(second=0, microsecond=0)
     assert obs("sync", "--env", "prod", "--yes") == 0, obs.err
     key = "prod/default/age/maintenance/nightly-migrations"
     (found,) = [i for i, d in dd.downtimes.items() if (d["attributes"]["message"] or "").endswith(key)]
     live = dd.shown_downtime(found)["attributes"]
     (written,) = [r.body for r in expand(load(obs.definitions), "prod") if r.key == key]
-    now = datetime.now(UTC)
-    modelled = recurrence.spans(written["schedule"], now, now + timedelta(days=2))
+    modelled = [s for s in recurrence.spans(written["schedule"], synced, synced + timedelta(days=2)) if s[0] >= synced]
     current = live["schedule"]["current_downtime"]
     assert (datetime.fromisoformat(current["start"]), datetime.fromisoformat(current["end"])) == modelled[0]
