@@ -131,6 +131,17 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     assert len(live_downtimes(dd)) == 10
 
 
+def test_maintenance_list_reads_past_a_marker_cut_short(obs: Obs, dd: FakeDatadog) -> None:
+    """A downtime whose marker someone edited down to env/queue names no metric: listed as nothing, no crash."""
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    cut = "prod/low/depth/maintenance/nightly-migrations"
+    (item,) = [d for d in dd.downtimes.values() if (d["attributes"]["message"] or "").endswith(cut)]
+    item["attributes"]["message"] = item["attributes"]["message"].replace(cut, "prod/low")
+    assert obs("maintenance", "list", "--env", "prod", "--queue", "low") == 0, obs.err
+    assert "mutes low consumers_stuck" in obs.out  # the window's other downtimes of low
+    assert "low depth" not in obs.out
+
+
 def test_maintenance_refuses_an_unknown_queue(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("maintenance", "start", "--env", "prod", "--queue", "nope", "--for", "1h") == 1
     assert "unknown queue 'nope'" in obs.err

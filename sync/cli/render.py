@@ -11,6 +11,7 @@ from sync.check import accepted
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import counted
 from sync.core import placeholders
+from sync.core.keys import Key
 from sync.core.kinds import KINDS
 from sync.core.resources import Resource
 from sync.definitions.load import load
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
-    files = {out / r.kind.plural / f"{r.key.replace('/', '.')}.json": r for r in resources}
+    files = {out / r.kind.plural / f"{Key.of(r.key).file_stem}.json": r for r in resources}
     for folder in {path.parent for path in files} | {out / kind.plural for kind in KINDS}:
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*.json"):  # a removed resource must not linger in the output

@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from sync.core import recurrence
 from sync.core.downtimes import schedule_words
 from sync.core.durations import text as duration
+from sync.core.keys import Key
 from sync.core.kinds import DOWNTIME
 from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource, marker_key
 from sync.definitions.maintenance import check_grace, mutes
@@ -136,7 +137,7 @@ def drain_note(held: Iterable[Muting], metric: str) -> str:
 
 def downtimes(env: Environment, held: Mutings, monitors: Iterable[Resource]) -> list[Resource]:
     """One downtime per window, queue and muted metric that has a monitor here."""
-    present = {(m.queue, m.key.split("/")[2]) for m in monitors if m.queue is not None}
+    present = {(m.queue, Key.of(m.key).metric) for m in monitors if m.queue is not None}
     out = []
     for queue, found in held.items():
         for muting in found:
@@ -312,8 +313,8 @@ def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, rea
 
 def adhoc_key(message: str) -> str | None:
     """`env/queue/metric` of an ad-hoc downtime, from its marker line (the last); None for any other downtime."""
-    key = marker_key(message, ADHOC_MARKER)
-    return key if key is not None and key.count("/") == 2 else None
+    key = Key.parse(marker_key(message, ADHOC_MARKER) or "")
+    return str(key) if key is not None and len(key.parts) == 3 else None
 
 
 def one_line(text: str) -> str:

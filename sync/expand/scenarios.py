@@ -12,6 +12,7 @@ from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
 from sync.core.evaluation.simulate import Case
+from sync.core.keys import Key
 from sync.core.kinds import SLO, SLO_CORRECTION
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
@@ -149,7 +150,7 @@ def _named(
         for key, r in monitors.items()
         if r.queue == scenario.queue
         and f"metric:{monitor}" in r.body.get("tags", ())
-        and (topic is None or key.endswith(f"/{topic}"))
+        and (topic is None or Key.of(key).topic == topic)
     )
     if len(found) > 1:
         return f"queue '{scenario.queue}' has {len(found)} {monitor} monitors in {env}, one per topic"
