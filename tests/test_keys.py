@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sync.core.keys import Key, env_of, key
 
 # Parts as obs writes them and as an edited marker might hold them: no space and no slash, dots allowed.
-parts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12).filter(
+parts = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=12).filter(
     lambda p: "/" not in p and not any(c.isspace() for c in p)
 )
 dotless = parts.filter(lambda p: "." not in p)
