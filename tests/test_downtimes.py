@@ -412,10 +412,10 @@ def test_mute_records_for_an_evaluation(example: Definitions) -> None:
     ]
     assert not [r for r in records if "metric:dlq" in r.monitor_tags]
     assert {r.window for r in records} == {"nightly-migrations"}
-    assert maintenance.records(example, "prod", start, start + timedelta(days=1)) == records
+    assert maintenance.records(example, example.environment("prod"), start, start + timedelta(days=1)) == records
     # Dev: Friday 19:00 to Monday 07:00 (Berlin) is one weeknight and one weekend, back to back.
     friday = datetime(2027, 3, 5, 12, tzinfo=UTC)
-    dev = maintenance.records(example, "dev", friday, friday + timedelta(days=3))
+    dev = maintenance.records(example, example.environment("dev"), friday, friday + timedelta(days=3))
     high_depth = [
         (r.window, r.start, r.window_end)
         for r in dev

@@ -58,11 +58,11 @@ def _length(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.action == "start":
         _check_reason(args.reason)
-    defs, desired = checked(args.definitions, args.env)
-    if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[args.env]}:
-        known = ", ".join(q.name for q in defs.env_queues[args.env])
+    defs, env, desired = checked(args.definitions, args.env)
+    if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[env.name]}:
+        known = ", ".join(q.name for q in defs.env_queues[env.name])
         raise ObsError.of(f"unknown queue '{args.queue}' in {args.env}", f"use one of: {known}")
-    with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
+    with live.connected(env, timeout=args.timeout, verbose=args.verbose) as dd:
         try:
             if args.action == "start":
                 return _start(dd, args, mutes_by_default(defs), desired)

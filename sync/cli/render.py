@@ -15,7 +15,7 @@ from sync.core.keys import Key
 from sync.core.kinds import KINDS
 from sync.core.resources import Resource
 from sync.definitions.load import load
-from sync.expand.desired import expand
+from sync.expand.desired import expand_env
 
 
 def register(commands: Commands) -> None:
@@ -29,8 +29,8 @@ def register(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
-    envs = [args.env] if args.env else [env.name for env in defs.environments]
-    rendered = {env: expand(defs, env) for env in envs}
+    envs = [defs.environment(args.env)] if args.env else defs.environments
+    rendered = {env.name: expand_env(defs, env) for env in envs}
     accepted.check(defs, [r for resources in rendered.values() for r in resources])  # all or nothing is written
     for env, resources in rendered.items():
         out = args.out if args.env else args.out / env

@@ -241,11 +241,10 @@ class MuteRecord:
     monitor_tags: tuple[str, ...]
 
 
-def records(defs: Definitions, env_name: str, start: datetime, end: datetime) -> list[MuteRecord]:
+def records(defs: Definitions, env: Environment, start: datetime, end: datetime) -> list[MuteRecord]:
     """What an evaluation needs of an environment's planned windows over [start, end): each muted stretch,
     with the tags of the monitors it mutes (a monitor is muted when it carries all of them)."""
-    env = defs.environment(env_name)
-    return mute_records(env, mutings(defs, env, defs.env_queues[env_name], {}), start, end)
+    return mute_records(env, mutings(defs, env, defs.env_queues[env.name], {}), start, end)
 
 
 def mute_records(env: Environment, held: Mutings, start: datetime, end: datetime) -> list[MuteRecord]:
