@@ -18,7 +18,8 @@ from sync.core.resources import Resource
 from sync.definitions.model import Definitions, Environment
 from sync.definitions.scenario import ANY, ExpectSpec, Scenario, SeriesSpec
 from sync.errors import ObsError
-from sync.expand.maintenance import NOTIFY_END_STATES, records
+from sync.expand.maintenance import NOTIFY_END_STATES
+from sync.expand.mute_records import records
 from sync.expand.naming import PlacedQueue, place
 
 _SQS = ("queue", "dlq", "subscription_dlq")
@@ -100,7 +101,7 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
 
 def _downtimes(defs: Definitions, scenario: Scenario, env: Environment, starts_at: datetime) -> list[MuteWindow]:
     """The environment's planned maintenance windows, as the downtimes obs syncs for them, placed in the
-    scenario's minutes. Read from the windows themselves (maintenance.records): the rendered recurrences carry
+    scenario's minutes. Read from the windows themselves (mute_records.records): the rendered recurrences carry
     no start of their own, since Datadog starts them when they are created."""
 
     def minute(moment: datetime) -> int:
