@@ -42,6 +42,7 @@ def test_every_form_reads_as_its_parts(
         name,
     )
     assert str(found) == text
+    assert found.maintenance == (None if window is None else (queue, metric, window))
 
 
 @pytest.mark.parametrize(
@@ -102,5 +103,6 @@ def test_the_window_forms_name_their_window(env: str, queue: str, metric: str, w
     downtime = Key.of(f"{env}/{queue}/{metric}/maintenance/{window}")
     assert (downtime.env, downtime.queue, downtime.metric, downtime.window) == (env, queue, metric, window)
     assert downtime.topic is None
+    assert downtime.maintenance == (queue, metric, window)
     topic = Key.of(f"{env}/{queue}/{metric}/{window}")
     assert (topic.topic, topic.window) == (window, None)

@@ -77,6 +77,15 @@ class Key:
         return self.parts[4] if len(self.parts) == 5 and self.parts[3] == MAINTENANCE else None
 
     @property
+    def maintenance(self) -> tuple[str, str, str] | None:
+        """(queue, metric, window) of a window's downtime or SLO correction (whose metric part is `slo`); None
+        for a key of any other form."""
+        if self.window is None:
+            return None
+        queue, metric, _, window = self.parts[1:]
+        return queue, metric, window
+
+    @property
     def name(self) -> str:
         """The last part: a dashboard's template, a monitor's metric (or topic), a window."""
         return self.parts[-1]

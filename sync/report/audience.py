@@ -62,9 +62,10 @@ def silence_lines(plan: Plan) -> list[str]:
     silenced: dict[tuple[str, str, str, str], list[str]] = {}  # (verb, window, queue, when) -> metrics
     for change in plan.pending:
         key = Key.parse(change.key)
-        if change.kind.name != "downtime" or key is None or key.window is None:
+        held = key.maintenance if key is not None else None
+        if change.kind.name != "downtime" or held is None:
             continue
-        queue, metric, window = str(key.queue), str(key.metric), key.window
+        queue, metric, window = held
         if change.action == DELETE:
             silenced.setdefault(("no longer silences", window, queue, ""), []).append(metric)
             continue

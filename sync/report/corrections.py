@@ -26,9 +26,10 @@ def correction_lines(plan: Plan) -> list[str]:
     found = []
     for change in plan.pending:
         key = Key.parse(change.key)
-        if change.kind != SLO_CORRECTION or key is None or key.window is None or key.metric != _SLO:
+        held = key.maintenance if key is not None else None
+        if change.kind != SLO_CORRECTION or held is None or held[1] != _SLO:
             continue
-        queue, window = str(key.queue), key.window
+        queue, _, window = held
         if change.action == DELETE:
             found.append((window, queue, f"window {window} no longer corrects the SLO of {queue}"))
             continue
