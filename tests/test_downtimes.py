@@ -12,7 +12,7 @@ from sync.core import recurrence
 from sync.definitions import maintenance as maintenance_definitions
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
-from sync.expand import maintenance
+from sync.expand import maintenance, mute_records
 from sync.expand.desired import expand
 
 from .conftest import Obs, Run, commit, desired
@@ -129,6 +129,17 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     assert obs("maintenance", "end", "--env", "prod", "--queue", "high") == 0, obs.err
     assert "ended 7 ad-hoc downtimes" in obs.out
     assert len(live_downtimes(dd)) == 10
+
+
+def test_maintenance_list_reads_past_a_marker_cut_short(obs: Obs, dd: FakeDatadog) -> None:
+    """A downtime whose marker someone edited down to env/queue names no metric: listed as nothing, no crash."""
+    assert obs("sync", "--env", "prod") == 0, obs.err
+    cut = "prod/low/depth/maintenance/nightly-migrations"
+    (item,) = [d for d in dd.downtimes.values() if (d["attributes"]["message"] or "").endswith(cut)]
+    item["attributes"]["message"] = item["attributes"]["message"].replace(cut, "prod/low")
+    assert obs("maintenance", "list", "--env", "prod", "--queue", "low") == 0, obs.err
+    assert "mutes low consumers_stuck" in obs.out  # the window's other downtimes of low
+    assert "low depth" not in obs.out
 
 
 def test_maintenance_refuses_an_unknown_queue(obs: Obs, dd: FakeDatadog) -> None:
@@ -390,7 +401,7 @@ def test_mute_records_for_an_evaluation(example: Definitions) -> None:
     queues = example.env_queues["prod"]
     held = maintenance.mutings(example, env, queues, {})
     start = datetime(2027, 3, 1, tzinfo=UTC)  # Monday; Berlin is UTC+1 until 28 March
-    records = maintenance.mute_records(env, held, start, start + timedelta(days=1))
+    records = mute_records.mute_records(env, held, start, start + timedelta(days=1))
     default_age = [r for r in records if "queue:default" in r.monitor_tags and "metric:age" in r.monitor_tags]
     assert [(r.start, r.window_end, r.end) for r in default_age] == [
         (
@@ -401,10 +412,10 @@ def test_mute_records_for_an_evaluation(example: Definitions) -> None:
     ]
     assert not [r for r in records if "metric:dlq" in r.monitor_tags]
     assert {r.window for r in records} == {"nightly-migrations"}
-    assert maintenance.records(example, "prod", start, start + timedelta(days=1)) == records
+    assert mute_records.records(example, example.environment("prod"), start, start + timedelta(days=1)) == records
     # Dev: Friday 19:00 to Monday 07:00 (Berlin) is one weeknight and one weekend, back to back.
     friday = datetime(2027, 3, 5, 12, tzinfo=UTC)
-    dev = maintenance.records(example, "dev", friday, friday + timedelta(days=3))
+    dev = mute_records.records(example, example.environment("dev"), friday, friday + timedelta(days=3))
     high_depth = [
         (r.window, r.start, r.window_end)
         for r in dev
@@ -443,7 +454,7 @@ def test_a_berlin_window_mutes_its_wall_clock_hours_on_the_daylight_saving_night
     until 03:00 wall clock plus the grace, on both transition nights; what obs writes mutes the same minutes."""
     env = example.environment("prod")
     held = maintenance.mutings(example, env, example.env_queues["prod"], {})
-    records = maintenance.mute_records(env, held, night, night + timedelta(hours=12))
+    records = mute_records.mute_records(env, held, night, night + timedelta(hours=12))
     (age,) = [r for r in records if r.monitor_tags == ("env:prod", "managed-by:obs", "metric:age", "queue:default")]
     grace = timedelta(minutes=62)
     assert (age.start, age.window_end) == wall_clock

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from sync.check import models
+from sync.core.keys import Key
 from sync.core.kinds import DASHBOARD, Kind
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
@@ -26,7 +27,7 @@ def check(defs: Definitions, resources: Sequence[Resource]) -> None:
     """A dashboard problem points into its template, once for all environments that share it."""
     found: dict[tuple[Kind, str, str, str], list[str]] = {}
     for resource, (path, what) in models.rejected(resources):
-        origin = resource.key.split("/", 1)[1] if resource.kind == DASHBOARD else resource.key
+        origin = Key.of(resource.key).name if resource.kind == DASHBOARD else resource.key  # env/template
         found.setdefault((resource.kind, origin, path, what), []).append(resource.env)
     if not found:
         return

@@ -137,27 +137,37 @@ def _walk(value: Any, path: str, found: list[Problem]) -> None:
     if isinstance(value, UnparsedObject):
         found.append((path, "matches no shape the API knows"))
     elif isinstance(value, ModelComposed):
-        for instance in value._composed_instances:
-            if isinstance(instance, ModelNormal):
-                _walk(instance, path, found)
-            else:
-                found.append((path, "matches no shape the API knows (a wrong widget type or key?)"))
+        _walk_composed(value, path, found)
     elif isinstance(value, ModelSimple):
         if value._unparsed:
             found.append((path, f"{value.value!r} is not an allowed value"))
     elif isinstance(value, ModelNormal):
-        known = type(value).attribute_map
-        for name, item in value._data_store.items():
-            if name not in known:
-                found.append((_join(path, name), "unknown key"))
-            else:
-                _walk(item, _join(path, known[name]), found)
+        _walk_normal(value, path, found)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _walk(item, f"{path}[{index}]", found)
     elif isinstance(value, dict):
         for name, item in value.items():
             _walk(item, _join(path, str(name)), found)
+
+
+def _walk_composed(value: ModelComposed, path: str, found: list[Problem]) -> None:
+    """A oneOf: the shape it parsed as, or none (then the API has no shape for it)."""
+    for instance in value._composed_instances:
+        if isinstance(instance, ModelNormal):
+            _walk(instance, path, found)
+        else:
+            found.append((path, "matches no shape the API knows (a wrong widget type or key?)"))
+
+
+def _walk_normal(value: ModelNormal, path: str, found: list[Problem]) -> None:
+    """An object: each key it knows, walked by its API name; a key it does not know is a problem."""
+    known = type(value).attribute_map
+    for name, item in value._data_store.items():
+        if name not in known:
+            found.append((_join(path, name), "unknown key"))
+        else:
+            _walk(item, _join(path, known[name]), found)
 
 
 def _join(path: str, name: str) -> str:

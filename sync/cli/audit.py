@@ -16,7 +16,7 @@ from sync.aws.core.findings import SEVERITIES, WARNING, at_least
 from sync.aws.reads.clients import Connector, check_region, connect
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.definitions.load import load
-from sync.definitions.model import Definitions
+from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
 from sync.expand import placement
 
@@ -50,21 +50,21 @@ def run(args: argparse.Namespace) -> int:
 def execute(args: argparse.Namespace, connector: Connector, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     root: Path = getattr(args, "definitions", None) or Path.cwd()
-    result = audit_environment(load(root), args.env, args.queue, connector, args.endpoint_url)
+    defs = load(root)
+    result = audit_environment(defs, defs.environment(args.env), args.queue, connector, args.endpoint_url)
     out.write(render(result, args.format, args.severity))
     return Exit.FOUND if at_least(result.findings, args.severity) else Exit.OK
 
 
 def audit_environment(
     defs: Definitions,
-    env_name: str,
+    env: Environment,
     queues: Sequence[str] = (),
     connector: Connector = connect,
     endpoint_url: str | None = None,
 ) -> AuditResult:
     """Audit the environment's queues (or only `queues`, by logical name) with the standard credentials."""
-    env = defs.environment(env_name)
-    specs = queue_specs(defs, env.name)
+    specs = queue_specs(defs, env)
     if queues:
         known = {s.queue for s in specs}
         unknown = sorted(set(queues) - known)
@@ -77,16 +77,16 @@ def audit_environment(
     return audit(connector(env.region, endpoint_url), env.name, env.account_id, env.region, specs)
 
 
-def monitored_report(defs: Definitions, env_name: str, connector: Connector = connect) -> str:
+def monitored_report(defs: Definitions, env: Environment, connector: Connector = connect) -> str:
     """For obs plan --live: the live settings the monitors are built on (retention, DLQs), before the plan."""
-    result = audit_environment(defs, env_name, connector=connector)
+    result = audit_environment(defs, env, connector=connector)
     found = at_least(monitored(result.findings), WARNING)
     if not found:
         return (
-            f"obs audit {env_name}: the live retention and DLQ settings the monitors depend on match the definitions\n"
+            f"obs audit {env.name}: the live retention and DLQ settings the monitors depend on match the definitions\n"
         )
     lines = [
-        f"obs audit {env_name}: {len(found)} live settings the monitors depend on differ (obs audit --env {env_name}):"
+        f"obs audit {env.name}: {len(found)} live settings the monitors depend on differ (obs audit --env {env.name}):"
     ]
     lines += [
         f"  {f.severity.upper()} {f.check}: {f.queue}: {f.resource}: {f.live} (declared {f.declared}); fix: {f.fix}"

@@ -9,16 +9,18 @@ from sync.check import accepted
 from sync.core.kinds import KINDS
 from sync.core.resources import Resource
 from sync.definitions.load import load
-from sync.definitions.model import Definitions
-from sync.expand.desired import expand
+from sync.definitions.model import Definitions, Environment
+from sync.expand.desired import expand_env
 
 
-def checked(folder: Path, env: str) -> tuple[Definitions, Sequence[Resource]]:
-    """The environment's resources, refused before any call when a body would not pass the API."""
+def checked(folder: Path, env_name: str) -> tuple[Definitions, Environment, Sequence[Resource]]:
+    """The environment of this name and its resources, refused before any call when a body would not pass the
+    API. The one place a command's --env is looked up: what runs below takes the environment itself."""
     defs = load(folder)
-    desired = expand(defs, env)
+    env = defs.environment(env_name)
+    desired = expand_env(defs, env)
     accepted.check(defs, desired)
-    return defs, desired
+    return defs, env, desired
 
 
 def counted(resources: Sequence[Resource]) -> str:

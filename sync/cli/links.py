@@ -31,16 +31,16 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    defs, desired = checked(args.definitions, args.env)
-    placed = oncall.chosen(defs, args.env, args.queue)  # an unknown queue is an error before any call
+    defs, env, desired = checked(args.definitions, args.env)
+    placed = oncall.chosen(defs, env, args.queue)  # an unknown queue is an error before any call
     ids: dict[tuple[Kind, str], str] = {}
     source = "nowhere (offline): dashboard links hold placeholders, monitors have no page yet"
     if not args.offline:
-        with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
+        with live.connected(env, timeout=args.timeout, verbose=args.verbose) as dd:
             # Links show the objects obs manages already: look-alikes `sync --adopt` would take over are not yet.
             found, source = live.plan(dd, args.env, desired, adopt=False)
         # The objects a sync keeps; duplicates and orphans it would delete are not worth a link.
         ids = {(c.kind, c.key): c.id for c in found.changes if c.id and c.action != DELETE}
-    sheet = oncall.sheet(defs, args.env, desired, ids, placed)
+    sheet = oncall.sheet(defs, env, desired, ids, placed)
     sys.stdout.write(sheets.render(sheet, args.format, source=source, offline=args.offline))
     return Exit.OK

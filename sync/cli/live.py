@@ -13,7 +13,7 @@ from sync.core.resources import Resource
 from sync.datadog import reads
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import endpoint
-from sync.definitions.model import Definitions
+from sync.definitions.model import Environment
 from sync.errors import ObsError
 
 
@@ -50,11 +50,8 @@ def positive_seconds(text: str) -> float:
 
 
 @contextmanager
-def connected(
-    defs: Definitions, env_name: str, *, timeout: float, verbose: bool, workers: int = 1
-) -> Iterator[Datadog]:
+def connected(env: Environment, *, timeout: float, verbose: bool, workers: int = 1) -> Iterator[Datadog]:
     """A client for the environment's org; with `verbose`, the calls it made are reported even on failure."""
-    env = defs.environment(env_name)
     with closing(Datadog(endpoint(os.environ, env.site, env.name), workers=workers, timeout=timeout)) as dd:
         try:
             yield dd

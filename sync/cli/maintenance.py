@@ -17,6 +17,7 @@ from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import checked
 from sync.core import durations
 from sync.core.downtimes import schedule_words
+from sync.core.keys import Key
 from sync.core.resources import MANAGED_TAG, Resource, forged_marker
 from sync.datadog import adhoc
 from sync.datadog.client import Datadog, RequestFailed
@@ -57,11 +58,11 @@ def _length(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.action == "start":
         _check_reason(args.reason)
-    defs, desired = checked(args.definitions, args.env)
-    if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[args.env]}:
-        known = ", ".join(q.name for q in defs.env_queues[args.env])
+    defs, env, desired = checked(args.definitions, args.env)
+    if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[env.name]}:
+        known = ", ".join(q.name for q in defs.env_queues[env.name])
         raise ObsError.of(f"unknown queue '{args.queue}' in {args.env}", f"use one of: {known}")
-    with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
+    with live.connected(env, timeout=args.timeout, verbose=args.verbose) as dd:
         try:
             if args.action == "start":
                 return _start(dd, args, mutes_by_default(defs), desired)
@@ -84,7 +85,7 @@ def _check_reason(reason: str) -> None:
 
 def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desired: Sequence[Resource]) -> int:
     # Monitors and composites alike: a downtime on a composite's constituents does not mute the composite.
-    present = {r.key.split("/")[2] for r in desired if r.kind.notifies and r.queue == args.queue}
+    present = {Key.of(r.key).metric for r in desired if r.kind.notifies and r.queue == args.queue}
     muted = [m for m in metrics if m in present]
     if not muted:
         raise ObsError.of(f"queue '{args.queue}' has no monitor to mute in {args.env}", "check its metrics")
@@ -95,9 +96,9 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
         for metric in muted
     }
     done = adhoc.start(dd, bodies, maintenance.adhoc_key)
-    already = ", ".join(f"{key.rsplit('/', 1)[1]} ({_remaining(d, start)})" for key, d in done.already.items())
+    already = ", ".join(f"{Key.of(key).name} ({_remaining(d, start)})" for key, d in done.already.items())
     if done.error:
-        left = [key.rsplit("/", 1)[1] for key in done.left]
+        left = [Key.of(key).name for key in done.left]
         state = f"still muted by it: {', '.join(left)}" if left else f"nothing of {args.queue} is muted by this start"
         raise ObsError.of(
             f"could not start maintenance of {args.queue} in {args.env}: {done.error}; undone, {state}"
@@ -107,7 +108,7 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
             else "try again; --verbose shows the calls made",
         )
     if done.made:
-        made = ", ".join(key.rsplit("/", 1)[1] for key in done.made)
+        made = ", ".join(Key.of(key).name for key in done.made)
         print(f"muted {made} of {args.queue} in {args.env} until {end:%Y-%m-%d %H:%M} UTC")
     if already:
         print(f"already muted by an ad-hoc downtime, left as it is: {already}")
@@ -136,14 +137,14 @@ def _list(dd: Datadog, args: argparse.Namespace) -> int:
     for found in dd.downtimes():
         message = str(found.get("message") or "")
         planned, adhoc = downtime_key(found), maintenance.adhoc_key(message)
-        key = planned or adhoc
-        if key is None or not key.startswith(f"{args.env}/"):
-            continue  # made by hand, or another environment's
-        _, queue, metric = key.split("/")[:3]
+        key = Key.parse(planned or adhoc or "")
+        if key is None or key.env != args.env or key.metric is None:
+            continue  # made by hand, another environment's, or one whose marker someone cut short
+        queue, metric = key.queue, key.metric
         if args.queue is not None and queue != args.queue:
             continue
         if planned is not None:
-            label = f"planned  {planned.rsplit('/', 1)[1]}  {schedule_words(found.get('schedule') or {})}"
+            label = f"planned  {key.name}  {schedule_words(found.get('schedule') or {})}"
         else:
             reason = next(
                 (line.removeprefix("Reason: ") for line in message.splitlines() if line.startswith("Reason: ")), ""

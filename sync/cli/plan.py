@@ -37,9 +37,9 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    defs, desired = checked(args.definitions, args.env)
+    defs, env, desired = checked(args.definitions, args.env)
     if args.live:  # on stderr, so --format json stays one document on stdout
-        sys.stderr.write(audit.monitored_report(defs, args.env))
+        sys.stderr.write(audit.monitored_report(defs, env))
         sys.stderr.flush()
     bound, made = None, approval.now()  # the plan's age counts from before its live reads
     if args.offline:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             raise ObsError.of("--out needs the live org: a plan made offline cannot be approved", "drop --offline")
         found, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
     else:
-        with live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose) as dd:
+        with live.connected(env, timeout=args.timeout, verbose=args.verbose) as dd:
             bound = approval.binding(dd, args.definitions) if args.out is not None else None
             found, against = live.plan(dd, args.env, desired, adopt=args.adopt)
     if args.out is not None and bound is not None:  # bound whenever --out is given

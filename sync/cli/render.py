@@ -11,10 +11,11 @@ from sync.check import accepted
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import counted
 from sync.core import placeholders
+from sync.core.keys import Key
 from sync.core.kinds import KINDS
 from sync.core.resources import Resource
 from sync.definitions.load import load
-from sync.expand.desired import expand
+from sync.expand.desired import expand_env
 
 
 def register(commands: Commands) -> None:
@@ -28,8 +29,8 @@ def register(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
-    envs = [args.env] if args.env else [env.name for env in defs.environments]
-    rendered = {env: expand(defs, env) for env in envs}
+    envs = [defs.environment(args.env)] if args.env else defs.environments
+    rendered = {env.name: expand_env(defs, env) for env in envs}
     accepted.check(defs, [r for resources in rendered.values() for r in resources])  # all or nothing is written
     for env, resources in rendered.items():
         out = args.out if args.env else args.out / env
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
-    files = {out / r.kind.plural / f"{r.key.replace('/', '.')}.json": r for r in resources}
+    files = {out / r.kind.plural / f"{Key.of(r.key).file_stem}.json": r for r in resources}
     for folder in {path.parent for path in files} | {out / kind.plural for kind in KINDS}:
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*.json"):  # a removed resource must not linger in the output

@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
     approved = _approved(args.plan)
     if approved is not None and (found := saved_plan.out_of_place(approved, args.env, approval.now(), args.max_age)):
         raise saved_plan.refusal(str(args.plan), found, changed=False)
-    defs, desired = checked(args.definitions, args.env)
+    _, env, desired = checked(args.definitions, args.env)
     started = time.monotonic()
-    connection = live.connected(defs, args.env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
+    connection = live.connected(env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
     with connection as dd:
         applied = _apply(args, dd, desired, approved)
     if applied is None:

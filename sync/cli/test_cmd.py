@@ -8,9 +8,10 @@ from sync.cli.conventions import Commands, Exit, format_option
 from sync.core.evaluation.simulate import Result, simulate
 from sync.core.resources import Resource
 from sync.definitions.load import SCENARIOS, load
-from sync.definitions.model import Definitions
+from sync.definitions.model import Definitions, Environment
+from sync.definitions.scenario import Scenario
 from sync.errors import ObsError
-from sync.expand.desired import expand
+from sync.expand.desired import expand_env
 from sync.expand.scenarios import case, environments, heard_by
 from sync.report import evaluation
 
@@ -31,35 +32,40 @@ def register(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
-    scenarios = defs.scenarios
-    if not scenarios:
-        raise ObsError.of(f"no scenarios in {SCENARIOS}/", f"add {SCENARIOS}/<name>.yaml (see `obs schemas`)")
-    if args.scenario:
-        scenarios = tuple(s for s in scenarios if args.scenario in (s.file, s.name))
-        if not scenarios:
-            known = ", ".join(s.file for s in defs.scenarios)
-            raise ObsError.of(f"unknown scenario '{args.scenario}'", f"use one of: {known}")
-    if args.env:
-        defs.environment(args.env)  # an unknown name is an error, with the known ones
-    expanded: dict[tuple[str, object], tuple[Definitions, tuple[Resource, ...]]] = {}
+    scenarios = _chosen(defs, args.scenario)
+    only = defs.environment(args.env) if args.env else None  # an unknown name is an error, with the known ones
+    expanded: dict[tuple[str, object], tuple[Definitions, Environment, tuple[Resource, ...]]] = {}
     results: list[tuple[str, Result]] = []
     skipped: list[tuple[str, str, str]] = []
     for scenario in scenarios:
         file = scenario.source.path
         for env in environments(defs, scenario):
-            if args.env and env != args.env:
+            if only is not None and env.name != only.name:
                 continue
-            key = (env, scenario.audiences)
+            key = (env.name, scenario.audiences)
             if key not in expanded:
-                heard = heard_by(defs, env, scenario)
-                expanded[key] = (heard, expand(heard, env))
-            heard, resources = expanded[key]
-            placed = case(heard, scenario, env, resources)
+                heard, heard_env = heard_by(defs, env, scenario)
+                expanded[key] = (heard, heard_env, expand_env(heard, heard_env))
+            heard, heard_env, resources = expanded[key]
+            placed = case(heard, scenario, heard_env, resources)
             if isinstance(placed, str):
-                skipped.append((file, env, placed))
-                continue
-            results.append((file, simulate(placed)))
+                skipped.append((file, env.name, placed))
+            else:
+                results.append((file, simulate(placed)))
     if not results:
         raise ObsError.of("no scenario applies to the environments chosen", "check --env and the scenarios' queues")
     print(evaluation.as_json(results, skipped) if args.format == "json" else evaluation.text(results, skipped))
     return Exit.OK if all(r.passed for _, r in results) else Exit.ERROR
+
+
+def _chosen(defs: Definitions, name: str | None) -> tuple[Scenario, ...]:
+    """Every scenario, or the one of this file name or name."""
+    if not defs.scenarios:
+        raise ObsError.of(f"no scenarios in {SCENARIOS}/", f"add {SCENARIOS}/<name>.yaml (see `obs schemas`)")
+    if not name:
+        return defs.scenarios
+    found = tuple(s for s in defs.scenarios if name in (s.file, s.name))
+    if not found:
+        known = ", ".join(s.file for s in defs.scenarios)
+        raise ObsError.of(f"unknown scenario '{name}'", f"use one of: {known}")
+    return found

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.keys import env_of
 from sync.core.kinds import Kind
 from sync.core.resources import Resource, title_of
 
@@ -90,7 +91,7 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     """
     owned: dict[tuple[Kind, str], list[Live]] = {}
     for obj in live:
-        if obj.key is not None and obj.key.split("/", 1)[0] == env:
+        if obj.key is not None and env_of(obj.key) == env:
             owned.setdefault((obj.kind, obj.key), []).append(obj)
     wanted = {(r.kind, r.key): r for r in desired}
     current: dict[tuple[Kind, str], Live] = {}

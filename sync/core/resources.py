@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core.keys import Key
 from sync.core.kinds import Kind
 
 MANAGED_TAG = "managed-by:obs"
@@ -19,7 +20,6 @@ ADHOC_MARKER = "managed-by:obs-maintenance obs-adhoc:"
 
 # Text that only obs writes: user text holding any of it (a description, a reason) is refused where it is read.
 _MARKER_TEXT = re.compile(r"managed-by:obs|obs-key:|obs-adhoc:", re.IGNORECASE)
-_KEY = re.compile(r"^[^\s/]+(?:/[^\s/]+)*$")
 
 # Tag keys obs sets itself; a user tag with one of these keys would forge or confuse ownership.
 RESERVED_TAG_KEYS = frozenset({"managed-by", "obs-key", "env", "queue", "metric", "queue-class", "team"})
@@ -64,7 +64,7 @@ def marker_key(text: str, marker: str) -> str | None:
     if not last.startswith(marker):
         return None
     key = last.removeprefix(marker)
-    return key if _KEY.match(key) else None
+    return key if Key.parse(key) is not None else None
 
 
 def tags_key(tags: Iterable[str]) -> str | None:

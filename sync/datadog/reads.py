@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core.keys import env_of
 from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, SLO_CORRECTION, Kind
 from sync.core.plan import CREATE, Live, Plan, make_plan
 from sync.core.resources import KEY_TAG_PREFIX, Resource, owner_key, tags_key
@@ -136,7 +137,7 @@ def _dashboards(dd: Datadog, env: str, desired: Sequence[Resource], adopt: bool)
 def _worth_fetching(summary: Mapping[str, Any], env: str, titles: set[str]) -> bool:
     key = dashboard_key(summary)
     if key is not None:
-        return key.split("/", 1)[0] == env
+        return env_of(key) == env
     return str(summary.get("title") or "").strip() in titles
 
 

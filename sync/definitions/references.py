@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ from sync.definitions import query, tokens
 from sync.definitions.source import KeyPath, Source
 
 if TYPE_CHECKING:
-    from sync.definitions.model import Definitions, Environment, Metric
+    from sync.definitions.model import Definitions, Environment, Metric, Queue
 
 # The query's threshold is generated from options.thresholds.critical, so both always agree.
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
@@ -27,49 +27,60 @@ def composite_refs(expression: str) -> list[str]:
 
 def check(defs: Definitions) -> None:
     metrics = {m.name: m for m in defs.metrics}
-    queues = {q.name for q in defs.queues}
     for metric in defs.metrics:
-        _check_tokens(metric.source, ("title",), metric.title, tokens.MONITOR)
-        if metric.composite is not None:
-            _check_composite(metric, metrics)
-        _check_layer(metric.source, (), metric.settings, metric, defs)
-        for cls, settings in metric.by_class.items():
-            _check_layer(metric.source, ("by_class", cls), settings, metric, defs)
+        _check_metric(metric, metrics, defs)
     for index, queue in enumerate(defs.queues):
-        at: KeyPath = ("queues", index)
-        _check_tags(defs.inventory, (*at, "tags"), queue.tags)
-        for name, settings in queue.metrics.items():
-            metric = _known(metrics, name, defs.inventory, (*at, "metrics", name), "metric")
-            _check_layer(defs.inventory, (*at, "metrics", name), settings, metric, defs)
-        if queue.publisher_log:
-            _check_tokens(
-                defs.inventory, (*at, "publisher_log", "log_group"), queue.publisher_log.log_group, frozenset({"env"})
-            )
-    dashboards = {d.name for d in defs.dashboards}
+        _check_queue(("queues", index), queue, metrics, defs)
     for template in defs.dashboards:
         for path, text in _strings(template.body, ()):
             _check_tokens(template.source, path, text, tokens.DASHBOARD)
     for env in defs.environments:
-        src = env.source
-        _check_tags(src, ("tags",), env.tags)
-        for kind, pattern in env.naming.items():
-            _check_tokens(src, ("naming", kind), pattern, tokens.NAMING)
-        if "renotify_audiences" in src.data:  # the default, page, need not be declared: renotify is then off
-            for index, audience in enumerate(env.renotify_audiences):
-                _known_name(set(env.notify), audience, src, ("renotify_audiences", index), "audience", "notify")
-        _check_layer(src, ("monitors",), env.monitors, None, defs, env)
-        for name, settings in env.metrics.items():
-            metric = _known(metrics, name, src, ("metrics", name), "metric")
-            _check_layer(src, ("metrics", name), settings, metric, defs, env)
-        for qname, override in env.queues.items():
-            _known_name(queues, qname, src, ("queues", qname), "queue", "queues.yaml")
-            _check_tags(src, ("queues", qname, "tags"), override.get("tags", ()))
-            _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, defs, env)
-            for name, settings in override.get("metrics", {}).items():
-                metric = _known(metrics, name, src, ("queues", qname, "metrics", name), "metric")
-                _check_layer(src, ("queues", qname, "metrics", name), settings, metric, defs, env)
-        for name in env.dashboards:
-            _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
+        _check_environment(env, metrics, defs)
+
+
+def _check_metric(metric: Metric, metrics: Mapping[str, Metric], defs: Definitions) -> None:
+    _check_tokens(metric.source, ("title",), metric.title, tokens.MONITOR)
+    if metric.composite is not None:
+        _check_composite(metric, metrics)
+    _check_layer(metric.source, (), metric.settings, metric, defs)
+    for cls, settings in metric.by_class.items():
+        _check_layer(metric.source, ("by_class", cls), settings, metric, defs)
+
+
+def _check_queue(at: KeyPath, queue: Queue, metrics: Mapping[str, Metric], defs: Definitions) -> None:
+    _check_tags(defs.inventory, (*at, "tags"), queue.tags)
+    for name, settings in queue.metrics.items():
+        metric = _known(metrics, name, defs.inventory, (*at, "metrics", name), "metric")
+        _check_layer(defs.inventory, (*at, "metrics", name), settings, metric, defs)
+    if queue.publisher_log:
+        _check_tokens(
+            defs.inventory, (*at, "publisher_log", "log_group"), queue.publisher_log.log_group, frozenset({"env"})
+        )
+
+
+def _check_environment(env: Environment, metrics: Mapping[str, Metric], defs: Definitions) -> None:
+    src = env.source
+    _check_tags(src, ("tags",), env.tags)
+    for kind, pattern in env.naming.items():
+        _check_tokens(src, ("naming", kind), pattern, tokens.NAMING)
+    if "renotify_audiences" in src.data:  # the default, page, need not be declared: renotify is then off
+        for index, audience in enumerate(env.renotify_audiences):
+            _known_name(set(env.notify), audience, src, ("renotify_audiences", index), "audience", "notify")
+    _check_layer(src, ("monitors",), env.monitors, None, defs, env)
+    for name, settings in env.metrics.items():
+        metric = _known(metrics, name, src, ("metrics", name), "metric")
+        _check_layer(src, ("metrics", name), settings, metric, defs, env)
+    queues = {q.name for q in defs.queues}
+    for qname, override in env.queues.items():
+        _known_name(queues, qname, src, ("queues", qname), "queue", "queues.yaml")
+        _check_tags(src, ("queues", qname, "tags"), override.get("tags", ()))
+        _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, defs, env)
+        for name, settings in override.get("metrics", {}).items():
+            metric = _known(metrics, name, src, ("queues", qname, "metrics", name), "metric")
+            _check_layer(src, ("queues", qname, "metrics", name), settings, metric, defs, env)
+    dashboards = {d.name for d in defs.dashboards}
+    for name in env.dashboards:
+        _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
 
 
 def base_features(metric: Metric) -> frozenset[str]:
@@ -108,34 +119,42 @@ def _check_layer(
     defs: Definitions,
     env: Environment | None = None,
 ) -> None:
-    needed = _all_features(metric) if metric else None
     for key in ("query", "message"):
-        if key not in settings:
-            continue
-        text = settings[key]
-        _check_tokens(source, (*at, key), text, tokens.MONITOR)
-        if needed is not None:
-            for name in tokens.tokens_in(text):
-                feature = tokens.MONITOR[name]
-                if feature and feature not in needed and metric is not None:
-                    raise source.error(
-                        (*at, key),
-                        f"[[{name}]] needs queues with {feature}, but metric '{metric.name}' does not require it",
-                        f"add '{feature}' to applies_to.requires in monitors/{metric.name}.yaml",
-                    )
+        if key in settings:
+            _check_tokens(source, (*at, key), settings[key], tokens.MONITOR)
+            if metric is not None:
+                _check_required(source, (*at, key), settings[key], metric)
     if "query" in settings:
         _check_query(source, (*at, "query"), settings["query"])
     for severity, audience in settings.get("notify", {}).items():
-        if audience == "none":
-            continue
-        for target in [env] if env is not None else defs.environments:
-            if audience not in target.notify:
-                known = ", ".join(sorted(target.notify)) or "(none declared)"
-                raise source.error(
-                    (*at, "notify", severity),
-                    f"audience '{audience}' is not declared in environments/{target.name}.yaml",
-                    f"use 'none', or an audience its notify declares: {known}",
-                )
+        if audience != "none":
+            _check_audience(
+                source, (*at, "notify", severity), audience, [env] if env is not None else defs.environments
+            )
+
+
+def _check_required(source: Source, at: KeyPath, text: str, metric: Metric) -> None:
+    """A token that needs a queue feature is only for a metric that requires it of its queues."""
+    needed = _all_features(metric)
+    for name in tokens.tokens_in(text):
+        feature = tokens.MONITOR[name]
+        if feature and feature not in needed:
+            raise source.error(
+                at,
+                f"[[{name}]] needs queues with {feature}, but metric '{metric.name}' does not require it",
+                f"add '{feature}' to applies_to.requires in monitors/{metric.name}.yaml",
+            )
+
+
+def _check_audience(source: Source, at: KeyPath, audience: str, envs: Sequence[Environment]) -> None:
+    for target in envs:
+        if audience not in target.notify:
+            known = ", ".join(sorted(target.notify)) or "(none declared)"
+            raise source.error(
+                at,
+                f"audience '{audience}' is not declared in environments/{target.name}.yaml",
+                f"use 'none', or an audience its notify declares: {known}",
+            )
 
 
 def _check_composite(metric: Metric, metrics: Mapping[str, Metric]) -> None:

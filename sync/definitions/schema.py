@@ -71,16 +71,33 @@ def _flattened(node: Any, doc: str, schemas: dict[str, Any]) -> Any:
     out = {key: _flattened(value, doc, schemas) for key, value in node.items()}
     if out.get("unevaluatedProperties") is not False:
         return out
+    parts = _parts(out, doc, schemas)
+    if parts is None:
+        return out
+    merged = _merged(parts)
+    if "$defs" in out:
+        merged["$defs"] = out["$defs"]
+    return merged
+
+
+def _parts(out: dict[str, Any], doc: str, schemas: dict[str, Any]) -> list[tuple[Any, str]] | None:
+    """The schema's own keys and each schema it references, with the document each is in; None when one of
+    them cannot be merged (then the composed form stays)."""
     parts = [({k: v for k, v in out.items() if k not in ("allOf", "$ref", "unevaluatedProperties")}, doc)]
     refs = [out["$ref"]] if "$ref" in out else []
     refs += [sub["$ref"] for sub in out.get("allOf", []) if set(sub) == {"$ref"}]
     if len(refs) != (1 if "$ref" in out else 0) + len(out.get("allOf", [])):
-        return out  # an allOf entry that is not a plain reference: keep the composed form
+        return None  # an allOf entry that is not a plain reference
     for ref in refs:
         target, target_doc = _resolved(ref, doc, schemas)
         if not isinstance(target, dict) or set(target) - _MERGEABLE:
-            return out
+            return None
         parts.append((target, target_doc))
+    return parts
+
+
+def _merged(parts: list[tuple[Any, str]]) -> dict[str, Any]:
+    """One object schema with the properties of all the parts, closed to any other key."""
     merged: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
     for part, part_doc in parts:
         absolute = _absolute_refs(part, part_doc)
@@ -93,8 +110,6 @@ def _flattened(node: Any, doc: str, schemas: dict[str, Any]) -> Any:
         for key, value in absolute.items():
             if key not in ("properties", "required", "dependentSchemas", "type", "$defs"):
                 merged.setdefault(key, value)
-    if "$defs" in out:
-        merged["$defs"] = out["$defs"]
     return merged
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from sync.core import composite_query
+from sync.core.keys import Key
 from sync.core.kinds import COMPOSITE
 from sync.core.placeholders import placeholder
 from sync.core.resources import Resource
@@ -45,9 +46,10 @@ def composite(
                 f"set {name} on the metrics it combines instead",
             )
     assert metric.composite is not None  # only composite metrics come here
-    prefix = key.rsplit("/", 1)[0]
+    parent = Key.of(key).parent
+    assert parent is not None  # env/queue/metric
     query = composite_query.substitute(
-        metric.composite, composite_query.METRIC, lambda name: placeholder("monitor", f"{prefix}/{name}")
+        metric.composite, composite_query.METRIC, lambda name: placeholder("monitor", str(parent.child(name)))
     )
     values = token_values(env, placed, None, {})
     options: dict[str, Any] = {"notify_audit": False, "include_tags": True, "notify_no_data": False}

@@ -25,9 +25,13 @@ from sync.expand.settings import Settings, Shared, settings_for
 
 
 def expand(defs: Definitions, env_name: str) -> tuple[Resource, ...]:
+    """`expand_env` of the environment of this name (an unknown name is an error naming the known ones)."""
+    return expand_env(defs, defs.environment(env_name))
+
+
+def expand_env(defs: Definitions, env: Environment) -> tuple[Resource, ...]:
     """Every monitor and dashboard the environment should have, sorted by kind then key."""
-    env = defs.environment(env_name)
-    placed = placed_queues(defs, env_name)
+    placed = placed_queues(defs, env)
     aws_names.check(defs, env, placed)
     for queue in placed:
         _check_overrides(defs, env, queue.queue)
@@ -67,7 +71,7 @@ def slo_settings_of(defs: Definitions, env: Environment, placed: tuple[PlacedQue
 
 
 def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
-    return {env.name: expand(defs, env.name) for env in defs.environments}
+    return {env.name: expand_env(defs, env) for env in defs.environments}
 
 
 # The queue attribute behind each feature a metric may need.

@@ -1,4 +1,5 @@
-"""Pure: an environment's maintenance windows -> Datadog downtimes, drain notes and mute records.
+"""Pure: an environment's maintenance windows -> Datadog downtimes and drain notes (the stretches they mute,
+as an evaluation reads them: sync.expand.mute_records).
 
 Scoping. A v2 downtime selects monitors by their own tags, ANDed, so it follows a monitor that is deleted and
 created again. A set of metrics cannot be expressed as one AND of tags, so each window gets one downtime per
@@ -27,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from sync.core import recurrence
 from sync.core.downtimes import schedule_words
 from sync.core.durations import text as duration
+from sync.core.keys import Key
 from sync.core.kinds import DOWNTIME
 from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource, marker_key
 from sync.definitions.maintenance import check_grace, mutes
@@ -136,7 +138,7 @@ def drain_note(held: Iterable[Muting], metric: str) -> str:
 
 def downtimes(env: Environment, held: Mutings, monitors: Iterable[Resource]) -> list[Resource]:
     """One downtime per window, queue and muted metric that has a monitor here."""
-    present = {(m.queue, m.key.split("/")[2]) for m in monitors if m.queue is not None}
+    present = {(m.queue, Key.of(m.key).metric) for m in monitors if m.queue is not None}
     out = []
     for queue, found in held.items():
         for muting in found:
@@ -229,65 +231,6 @@ def _words(window: Window) -> str:
     )
 
 
-@dataclass(frozen=True)
-class MuteRecord:
-    """One stretch of time in which monitors with all of `monitor_tags` are muted: what an evaluation needs."""
-
-    window: str
-    start: datetime
-    end: datetime  # the window's end plus the drain grace: when the downtime expires
-    window_end: datetime
-    monitor_tags: tuple[str, ...]
-
-
-def records(defs: Definitions, env_name: str, start: datetime, end: datetime) -> list[MuteRecord]:
-    """What an evaluation needs of an environment's planned windows over [start, end): each muted stretch,
-    with the tags of the monitors it mutes (a monitor is muted when it carries all of them)."""
-    env = defs.environment(env_name)
-    return mute_records(env, mutings(defs, env, defs.env_queues[env_name], {}), start, end)
-
-
-def mute_records(env: Environment, held: Mutings, start: datetime, end: datetime) -> list[MuteRecord]:
-    """Every muted stretch of each downtime that overlaps [start, end), in time order: what the downtime obs
-    writes mutes (its rendered schedule through sync.core.recurrence), whenever the definitions were loaded."""
-    out = []
-    for queue, found in held.items():
-        for muting in found:
-            window = muting.window
-            for begins, until in _muted(window, muting.drain_minutes, env.source, start, end):
-                finishes = _window_end(window, begins)
-                for metric in sorted(muting.metrics):
-                    tags = tuple(monitor_tags(env.name, queue, metric))
-                    out.append(MuteRecord(window.name, begins, until, finishes, tags))
-    return sorted(out, key=lambda r: (r.start, r.window, r.monitor_tags))
-
-
-def _muted(window: Window, grace: int, source: Source, start: datetime, end: datetime) -> list[recurrence.Span]:
-    sched = window.schedule
-    if sched.rrule is None:
-        assert sched.start is not None and sched.end is not None
-        until = sched.end + timedelta(minutes=grace)
-        return [(sched.start, until)] if sched.start < end and until > start else []
-    return recurrence.spans(schedule(window, grace, source), start, end)
-
-
-def _window_end(window: Window, begins: datetime) -> datetime:
-    sched = window.schedule
-    if sched.rrule is None:
-        assert sched.end is not None
-        return sched.end
-    return recurrence.wall_end(begins, sched.minutes, sched.timezone)
-
-
-def occurrences(window: Window, start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
-    """The window's own stretches (start, wall-clock end, without drain grace) that overlap [start, end), in UTC."""
-    sched = window.schedule
-    if sched.rrule is None:
-        assert sched.start is not None and sched.end is not None
-        return [(sched.start, sched.end)] if sched.start < end and sched.end > start else []
-    return recurrence.occurrences(sched.rrule, sched.timezone, sched.minutes, start, end)
-
-
 def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, reason: str) -> dict[str, object]:
     """An unplanned window's downtime (obs maintenance start): the scoping of a planned one, its own marker."""
     lines = [f"[{env}] ad-hoc maintenance: {queue} {metric} muted"]
@@ -312,8 +255,8 @@ def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, rea
 
 def adhoc_key(message: str) -> str | None:
     """`env/queue/metric` of an ad-hoc downtime, from its marker line (the last); None for any other downtime."""
-    key = marker_key(message, ADHOC_MARKER)
-    return key if key is not None and key.count("/") == 2 else None
+    key = Key.parse(marker_key(message, ADHOC_MARKER) or "")
+    return str(key) if key is not None and len(key.parts) == 3 else None
 
 
 def one_line(text: str) -> str:

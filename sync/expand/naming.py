@@ -68,7 +68,6 @@ def place(env: Environment, queue: Queue) -> PlacedQueue:
     )
 
 
-def placed_queues(defs: Definitions, env_name: str) -> tuple[PlacedQueue, ...]:
+def placed_queues(defs: Definitions, env: Environment) -> tuple[PlacedQueue, ...]:
     """Every queue enabled in the environment, placed there, in inventory order."""
-    env = defs.environment(env_name)
     return tuple(place(env, queue) for queue in defs.env_queues[env.name])

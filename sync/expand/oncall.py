@@ -146,9 +146,9 @@ class Sheet:
     queues: tuple[QueueSheet, ...]
 
 
-def chosen(defs: Definitions, env_name: str, queue: str | None) -> tuple[PlacedQueue, ...]:
+def chosen(defs: Definitions, env: Environment, queue: str | None) -> tuple[PlacedQueue, ...]:
     """The environment's queues, or the one named."""
-    placed = placed_queues(defs, env_name)
+    placed = placed_queues(defs, env)
     if queue is None:
         return placed
     # An alert names the AWS queue (prod-critical), a runbook the logical one (critical): both find it.
@@ -157,19 +157,18 @@ def chosen(defs: Definitions, env_name: str, queue: str | None) -> tuple[PlacedQ
         names = [q.name for q in placed]
         close = difflib.get_close_matches(queue, names + [q.sqs_name for q in placed], n=3, cutoff=0.8)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
-        raise ObsError.of(f"no queue '{queue}' in {env_name}", f"{hint}use one of: {', '.join(names)}")
+        raise ObsError.of(f"no queue '{queue}' in {env.name}", f"{hint}use one of: {', '.join(names)}")
     return found
 
 
 def sheet(
     defs: Definitions,
-    env_name: str,
+    env: Environment,
     desired: Sequence[Resource],
     ids: Mapping[tuple[Kind, str], str],
     placed: tuple[PlacedQueue, ...],
 ) -> Sheet:
     """The links of these queues of the environment, with the live IDs in `ids` (by kind and key)."""
-    env = defs.environment(env_name)
     board_ids = {key: found for (kind, key), found in ids.items() if kind == DASHBOARD}
     on = boards(defs, env)
 

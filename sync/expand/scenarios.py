@@ -12,37 +12,41 @@ from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
 from sync.core.evaluation.simulate import Case
+from sync.core.keys import Key
 from sync.core.kinds import SLO, SLO_CORRECTION
 from sync.core.resources import Resource
-from sync.definitions.model import Definitions
+from sync.definitions.model import Definitions, Environment
 from sync.definitions.scenario import ANY, ExpectSpec, Scenario, SeriesSpec
 from sync.errors import ObsError
-from sync.expand.maintenance import NOTIFY_END_STATES, records
+from sync.expand.maintenance import NOTIFY_END_STATES
+from sync.expand.mute_records import records
 from sync.expand.naming import PlacedQueue, place
 
 _SQS = ("queue", "dlq", "subscription_dlq")
 
 
-def environments(defs: Definitions, scenario: Scenario) -> tuple[str, ...]:
-    return scenario.environments or tuple(env.name for env in defs.environments)
+def environments(defs: Definitions, scenario: Scenario) -> tuple[Environment, ...]:
+    """The environments the scenario runs in (the definitions checked that the ones it names exist)."""
+    if scenario.environments:
+        return tuple(defs.environment(name) for name in scenario.environments)
+    return defs.environments
 
 
-def heard_by(defs: Definitions, env: str, scenario: Scenario) -> Definitions:
-    """The definitions as the scenario hears them: with `audiences`, the environment's notify audiences
-    replaced, so a scenario can say what a team that opts in to an environment routing to no one would hear."""
+def heard_by(defs: Definitions, env: Environment, scenario: Scenario) -> tuple[Definitions, Environment]:
+    """The definitions and environment as the scenario hears them: with `audiences`, the environment's notify
+    audiences replaced, so a scenario can say what a team that opts in to an environment routing to no one
+    would hear."""
     if scenario.audiences is None:
-        return defs
+        return defs, env
     page, chat = scenario.audiences
-    environments = tuple(
-        replace(e, notify={**e.notify, "page": page, "chat": chat}) if e.name == env else e for e in defs.environments
-    )
-    return replace(defs, environments=environments)
+    heard = replace(env, notify={**env.notify, "page": page, "chat": chat})
+    environments = tuple(heard if e.name == env.name else e for e in defs.environments)
+    return replace(defs, environments=environments), heard
 
 
-def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequence[Resource]) -> Case | str:
+def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Sequence[Resource]) -> Case | str:
     """The scenario in the environment, or why it does not apply there (only when it names no environments:
     one it names must have everything the scenario needs)."""
-    env = defs.environment(env_name)
     queue = next((q for q in defs.env_queues[env.name] if q.name == scenario.queue), None)
     if queue is None:
         return _missing(scenario, ("queue",), f"queue '{scenario.queue}' is disabled in {env.name}")
@@ -75,7 +79,7 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
         )
     corrected: dict[str, tuple[tuple[int, int], ...]] = {}
     if scenario.starts_at is not None:
-        mutes += _downtimes(defs, scenario, env.name, scenario.starts_at)
+        mutes += _downtimes(defs, scenario, env, scenario.starts_at)
         # Placed from the bodies obs syncs, so the model corrects the minutes Datadog would.
         fixes = [r.body for r in resources if r.kind == SLO_CORRECTION]
         corrected = correction.corrected(fixes, scenario.starts_at, scenario.duration)
@@ -95,9 +99,9 @@ def case(defs: Definitions, scenario: Scenario, env_name: str, resources: Sequen
     )
 
 
-def _downtimes(defs: Definitions, scenario: Scenario, env: str, starts_at: datetime) -> list[MuteWindow]:
+def _downtimes(defs: Definitions, scenario: Scenario, env: Environment, starts_at: datetime) -> list[MuteWindow]:
     """The environment's planned maintenance windows, as the downtimes obs syncs for them, placed in the
-    scenario's minutes. Read from the windows themselves (maintenance.records): the rendered recurrences carry
+    scenario's minutes. Read from the windows themselves (mute_records.records): the rendered recurrences carry
     no start of their own, since Datadog starts them when they are created."""
 
     def minute(moment: datetime) -> int:
@@ -149,7 +153,7 @@ def _named(
         for key, r in monitors.items()
         if r.queue == scenario.queue
         and f"metric:{monitor}" in r.body.get("tags", ())
-        and (topic is None or key.endswith(f"/{topic}"))
+        and (topic is None or Key.of(key).topic == topic)
     )
     if len(found) > 1:
         return f"queue '{scenario.queue}' has {len(found)} {monitor} monitors in {env}, one per topic"

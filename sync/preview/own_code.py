@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from sync.core.keys import Key
 from sync.core.kinds import KINDS, Kind
 from sync.core.resources import Resource, owner_key
 from sync.preview import revision
@@ -160,16 +161,23 @@ def _read(folder: Path) -> Rendered:
         for kind in KINDS:
             for path in sorted((env_folder / kind.plural).glob("*.json")):
                 body = json.loads(path.read_text(encoding="utf-8"))
-                key = _key(kind, body) or path.stem.replace(".", "/")
+                key = _key(kind, body) or _stem_key(path.stem)
                 queue = _tag(body, "queue:") if kind.marker == "tags" else None
                 if kind.marker == "message":  # a downtime's key is env/queue/metric/maintenance/window
-                    queue = key.split("/")[1] if key.count("/") >= 2 else None
+                    parsed = Key.parse(key)
+                    queue = parsed.queue if parsed is not None else None
                 rendered.setdefault(env_folder.name, []).append(Resource(kind, key, body, env_folder.name, queue))
     return rendered
 
 
 def _key(kind: Kind, body: dict[str, Any]) -> str | None:
     return owner_key(kind, body)
+
+
+def _stem_key(stem: str) -> str:
+    """The key a rendered file is named for (`obs render` names it by the key, see Key.file_stem)."""
+    found = Key.from_file_stem(stem)
+    return str(found) if found is not None else stem.replace(".", "/")
 
 
 def _tag(body: dict[str, Any], prefix: str) -> str | None:

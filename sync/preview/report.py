@@ -149,13 +149,39 @@ def text(preview: Preview) -> str:
     for notice in preview.notices:
         lines.append(f"WARNING: {notice.text}" if notice.env == "" else f"WARNING ({notice.env}): {notice.text}")
     lines += [""] if preview.notices else []
+    lines += _counts_table(preview)
+    lines.append("")
+    lines += _paging_lines(preview)
+    silences = silenced(preview)
+    if silences:
+        lines += ["", "Who stops being paged, and when (maintenance windows):"]
+        lines += [f"  {env}: {line}" for env, line in silences]
+    if preview.conditions:
+        lines += ["", "When they get paged:"]
+        lines += [f"  {c.env}: {condition_line(c)}" for c in preview.conditions]
+    if preview.same:
+        lines += ["", "The same change on many resources:"]
+        lines += [f"  {same_line(g)}" for g in preview.same]
+    lines += _change_lines(preview)
+    if any(plan.awaiting for plan in preview.plans):
+        lines += ["", f"Note: {placeholders.PLACEHOLDER_NOTE}"]
+    lines += ["", f"Diff: {summary(preview.totals())}."]
+    return "\n".join(lines) + "\n"
+
+
+def _counts_table(preview: Preview) -> list[str]:
+    """Per environment, how many resources each action touches, in aligned columns."""
     rows = [["environment", *ACTIONS]] + [[p.env, *(str(p.count()[a]) for a in ACTIONS)] for p in preview.plans]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        lines.append(
-            "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
-        )
-    lines.append("")
+    return [
+        "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
+        for row in rows
+    ]
+
+
+def _paging_lines(preview: Preview) -> list[str]:
+    """Who gets paged: in short per environment and severity, then each notification target that changed."""
+    lines = []
     summary_rows = paging_summary(preview)
     if summary_rows:
         lines.append("Who gets paged, in short:")
@@ -167,16 +193,12 @@ def text(preview: Preview) -> str:
             lines.append(f"  {target.env} {'/'.join(target.severities)}: {target.target} {audience(target)}")
     else:
         lines.append("Who gets paged: no notification target added, removed or changed.")
-    silences = silenced(preview)
-    if silences:
-        lines += ["", "Who stops being paged, and when (maintenance windows):"]
-        lines += [f"  {env}: {line}" for env, line in silences]
-    if preview.conditions:
-        lines += ["", "When they get paged:"]
-        lines += [f"  {c.env}: {condition_line(c)}" for c in preview.conditions]
-    if preview.same:
-        lines += ["", "The same change on many resources:"]
-        lines += [f"  {same_line(g)}" for g in preview.same]
+    return lines
+
+
+def _change_lines(preview: Preview) -> list[str]:
+    """Each change, per environment and queue, with the fields it changes."""
+    lines = []
     for plan in preview.plans:
         for queue, changes in by_queue(plan):
             lines += ["", f"{plan.env} / {queue}: {counted(changes)}"]
@@ -187,10 +209,7 @@ def text(preview: Preview) -> str:
                 for field in change.fields:
                     lines.append(f"      {field.path}: {change_of(field)}")
                     lines += [f"        {line}" for line in line_diff(field)]
-    if any(plan.awaiting for plan in preview.plans):
-        lines += ["", f"Note: {placeholders.PLACEHOLDER_NOTE}"]
-    lines += ["", f"Diff: {summary(preview.totals())}."]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def silenced(preview: Preview) -> list[tuple[str, str]]:

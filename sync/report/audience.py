@@ -7,6 +7,7 @@ import difflib
 from collections import Counter
 
 from sync.core.downtimes import schedule_words, selects
+from sync.core.keys import Key
 from sync.core.paging import routes, severity_order
 from sync.core.plan import CREATE, DELETE, UPDATE, Change, FieldChange, Plan
 from sync.report.corrections import correction_lines
@@ -60,10 +61,11 @@ def silence_lines(plan: Plan) -> list[str]:
     monitors = [c for c in plan.changes if c.kind.notifies and c.action != DELETE and c.body is not None]
     silenced: dict[tuple[str, str, str, str], list[str]] = {}  # (verb, window, queue, when) -> metrics
     for change in plan.pending:
-        if change.kind.name != "downtime" or "/maintenance/" not in change.key:
+        key = Key.parse(change.key)
+        held = key.maintenance if key is not None else None
+        if change.kind.name != "downtime" or held is None:
             continue
-        env_queue_metric, window = change.key.split("/maintenance/", 1)
-        _, queue, metric = [*env_queue_metric.split("/"), "", ""][:3]
+        queue, metric, window = held
         if change.action == DELETE:
             silenced.setdefault(("no longer silences", window, queue, ""), []).append(metric)
             continue
@@ -71,7 +73,7 @@ def silence_lines(plan: Plan) -> list[str]:
         if change.action == UPDATE and not any(f.path.startswith(_SILENCING) for f in change.fields):
             continue
         tags = (body.get("monitor_identifier") or {}).get("monitor_tags") or ()
-        hit = [m.key.split("/")[2] for m in monitors if selects(tags, m.body or {})]
+        hit = [str(Key.of(m.key).metric) for m in monitors if selects(tags, m.body or {})]
         verb = "silences" if change.action == CREATE else "now silences"
         when = schedule_words(body.get("schedule") or {})
         silenced.setdefault((verb, window, queue, when), []).extend(hit)

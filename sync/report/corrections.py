@@ -13,21 +13,23 @@ from zoneinfo import ZoneInfo
 
 from sync.core.downtimes import schedule_words
 from sync.core.durations import text as duration
+from sync.core.keys import Key
 from sync.core.kinds import SLO_CORRECTION
 from sync.core.plan import CREATE, DELETE, UPDATE, Plan
 
 # What decides which minutes a correction covers: a change elsewhere (its description) corrects nothing new.
 _TIMING = ("start", "end", "duration", "rrule", "timezone")
-_MARK = "/slo/maintenance/"
+_SLO = "slo"  # the part of a correction's key env/queue/slo/maintenance/window
 
 
 def correction_lines(plan: Plan) -> list[str]:
     found = []
     for change in plan.pending:
-        if change.kind != SLO_CORRECTION or _MARK not in change.key:
+        key = Key.parse(change.key)
+        held = key.maintenance if key is not None else None
+        if change.kind != SLO_CORRECTION or held is None or held[1] != _SLO:
             continue
-        env_queue, window = change.key.split(_MARK, 1)
-        queue = env_queue.split("/")[-1]
+        queue, _, window = held
         if change.action == DELETE:
             found.append((window, queue, f"window {window} no longer corrects the SLO of {queue}"))
             continue

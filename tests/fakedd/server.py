@@ -23,7 +23,7 @@ from .common import Body, Query, Rejected, now, param, timestamp
 from .corrections import Corrections
 from .dashboards import Dashboards
 from .downtimes import Downtimes
-from .faults import LOST, Faults
+from .faults import LOST, Faults, Targeted
 from .lag import Lag
 from .monitors import Monitors
 from .ratelimit import RateLimiter
@@ -264,36 +264,14 @@ class FakeDatadog:
                 return
             if route is None:
                 raise Rejected(404, "Not found")
-            keys = (handler.headers.get("DD-API-KEY"), handler.headers.get("DD-APPLICATION-KEY"))
-            # Validating the API key needs no application key (the endpoint's only auth is apiKeyAuth).
-            authorised = keys == (self.api_key, self.app_key) or (
-                route.action == "identify key" and keys[0] == self.api_key
-            )
-            allowed, headers = self._limiter.take(route.group, count=authorised)
-            if not authorised:
-                raise Rejected(403, "Forbidden")
-            if not allowed or faults.happens(faults.throttle_rate):
-                raise Rejected(429, "Rate limit exceeded")
-            targeted = faults.target(handler.command, url.path, raw)
-            if targeted is not None and targeted.status != LOST:
-                raise Rejected(targeted.status, targeted.error)
-            if faults.happens(faults.error_rate):
-                raise Rejected(faults.server_error(), "Internal Server Error")
-            if faults.happens(faults.timeout_rate):
-                entry.status = TIMED_OUT
-                self._stopping.wait(faults.timeout_seconds)
-                _drop(handler)
-                return
-            if route.action.startswith("create") and faults.happens(faults.late_commit_rate):
-                entry.status = LATE_COMMIT
-                self._stopping.wait(faults.timeout_seconds)
-                self._act(route, entry.query, raw)  # committed, though the client has given up by now
-                _drop(handler)
+            authorised, allowed, headers = self._take(handler, route)
+            targeted = self._refuse(handler, route, raw, authorised=authorised, allowed=allowed)
+            if self._given_up(handler, entry, route, raw):
                 return
             payload = self._act(route, entry.query, raw)
             self._lag.note(route.action, payload)
             payload = self._lag.hide(route.action, payload)
-            if targeted is not None or (route.group in _WRITES and faults.happens(faults.lost_response_rate)):
+            if targeted is not None or self._loses_answer(route):
                 entry.status = LOST_RESPONSE
                 _drop(handler)
                 return
@@ -307,6 +285,54 @@ class FakeDatadog:
             _answer(handler, entry, 500, {"errors": [f"fake Datadog failed: {error!r}"]}, headers)
             raise
 
+    def _take(self, handler: _Handler, route: _Route) -> tuple[bool, bool, dict[str, str]]:
+        """Whether the keys are the org's, whether the rate limit lets the request through, and the rate-limit
+        headers of the answer (a refused request counts against the limit only when authorised)."""
+        keys = (handler.headers.get("DD-API-KEY"), handler.headers.get("DD-APPLICATION-KEY"))
+        # Validating the API key needs no application key (the endpoint's only auth is apiKeyAuth).
+        authorised = keys == (self.api_key, self.app_key) or (
+            route.action == "identify key" and keys[0] == self.api_key
+        )
+        allowed, headers = self._limiter.take(route.group, count=authorised)
+        return authorised, allowed, headers
+
+    def _refuse(
+        self, handler: _Handler, route: _Route, raw: bytes, *, authorised: bool, allowed: bool
+    ) -> Targeted | None:
+        """Raise the refusal the request meets (keys, rate limit, an injected error); the fault aimed at this
+        request whose answer is to be lost, if any."""
+        faults = self.faults
+        if not authorised:
+            raise Rejected(403, "Forbidden")
+        if not allowed or faults.happens(faults.throttle_rate):
+            raise Rejected(429, "Rate limit exceeded")
+        targeted = faults.target(handler.command, urlsplit(handler.path).path, raw)
+        if targeted is not None and targeted.status != LOST:
+            raise Rejected(targeted.status, targeted.error)
+        if faults.happens(faults.error_rate):
+            raise Rejected(faults.server_error(), "Internal Server Error")
+        return targeted
+
+    def _given_up(self, handler: _Handler, entry: Request, route: _Route, raw: bytes) -> bool:
+        """Whether the request times out with the connection dropped: before it is done, or (a create) after
+        it committed."""
+        faults = self.faults
+        if faults.happens(faults.timeout_rate):
+            entry.status = TIMED_OUT
+            self._stopping.wait(faults.timeout_seconds)
+            _drop(handler)
+            return True
+        if route.action.startswith("create") and faults.happens(faults.late_commit_rate):
+            entry.status = LATE_COMMIT
+            self._stopping.wait(faults.timeout_seconds)
+            self._act(route, entry.query, raw)  # committed, though the client has given up by now
+            _drop(handler)
+            return True
+        return False
+
+    def _loses_answer(self, route: _Route) -> bool:
+        return route.group in _WRITES and self.faults.happens(self.faults.lost_response_rate)
+
     def _act(self, route: _Route, query: Query, raw: bytes) -> Any:
         key = route.key or ""
         body: Any = None
@@ -315,72 +341,107 @@ class FakeDatadog:
                 body = json.loads(raw)
             except ValueError:
                 raise Rejected(400, "Invalid JSON in the request body") from None
+        verb, _, noun = route.action.partition(" ")
+        acts = {
+            "monitor": self._act_monitor,
+            "monitors": self._act_monitor,
+            "dashboard": self._act_dashboard,
+            "dashboards": self._act_dashboard,
+            "downtime": self._act_downtime,
+            "downtimes": self._act_downtime,
+            "slo": self._act_slo,
+            "slos": self._act_slo,
+            "correction": self._act_correction,
+            "corrections": self._act_correction,
+            "key": self._act_key,
+        }
         with self._lock:
-            match route.action:
-                case "list monitors":
-                    return self._monitors.listing(query)
-                case "create monitor":
-                    self._known_slos(body)
-                    return self._monitors.create(body)
-                case "validate monitor":
-                    self._known_slos(body)
-                    return self._monitors.validate(body, int(key) if key else None)
-                case "get monitor":
-                    return copy.deepcopy(self._monitors.get(int(key)))
-                case "update monitor":
-                    self._known_slos(body)
-                    return self._monitors.update(int(key), body)
-                case "delete monitor":
-                    return self._monitors.delete(int(key), force=param(query, "force") == "true")
-                case "list dashboards":
-                    return self._dashboards.listing(query)
-                case "create dashboard":
-                    return self._dashboards.create(body)
-                case "get dashboard":
-                    return copy.deepcopy(self._dashboards.get(key))
-                case "update dashboard":
-                    return self._dashboards.update(key, body)
-                case "delete dashboard":
-                    return self._dashboards.delete(key)
-                case "list downtimes":
-                    return self._downtimes.listing(query)
-                case "create downtime":
-                    return self._downtimes.create(body)
-                case "get downtime":
-                    return self._downtimes.get(key)
-                case "update downtime":
-                    return self._downtimes.update(key, body)
-                case "cancel downtime":
-                    self._downtimes.cancel(key)
-                    return NO_CONTENT
-                case "list slos":
-                    return self._slos.listing(query)
-                case "create slo":
-                    return self._slos.create(body)
-                case "get slo":
-                    return {"data": copy.deepcopy(self._slos.get(key)), "errors": []}
-                case "update slo":
-                    return self._slos.update(key, body)
-                case "delete slo":
-                    deleted = self._slos.delete(key, self._referring_to(key), param(query, "force") == "true")
-                    self._corrections.delete_for_slo(key)
-                    return deleted
-                case "list corrections":
-                    return self._corrections.listing(query)
-                case "create correction":
-                    return self._corrections.create(body)
-                case "get correction":
-                    return self._corrections.get(key)
-                case "update correction":
-                    return self._corrections.update(key, body)
-                case "delete correction":
-                    self._corrections.delete(key)
-                    return NO_CONTENT
-                case "identify key":
-                    if not self.identifies_keys:
-                        raise Rejected(404, "Not found")
-                    return self._validated_key()
-        raise AssertionError(route.action)
+            return acts[noun](verb, key, query, body)
+
+    def _act_monitor(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        match verb:
+            case "list":
+                return self._monitors.listing(query)
+            case "create":
+                self._known_slos(body)
+                return self._monitors.create(body)
+            case "validate":
+                self._known_slos(body)
+                return self._monitors.validate(body, int(key) if key else None)
+            case "get":
+                return copy.deepcopy(self._monitors.get(int(key)))
+            case "update":
+                self._known_slos(body)
+                return self._monitors.update(int(key), body)
+            case "delete":
+                return self._monitors.delete(int(key), force=param(query, "force") == "true")
+        raise AssertionError(verb)
+
+    def _act_dashboard(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        match verb:
+            case "list":
+                return self._dashboards.listing(query)
+            case "create":
+                return self._dashboards.create(body)
+            case "get":
+                return copy.deepcopy(self._dashboards.get(key))
+            case "update":
+                return self._dashboards.update(key, body)
+            case "delete":
+                return self._dashboards.delete(key)
+        raise AssertionError(verb)
+
+    def _act_downtime(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        match verb:
+            case "list":
+                return self._downtimes.listing(query)
+            case "create":
+                return self._downtimes.create(body)
+            case "get":
+                return self._downtimes.get(key)
+            case "update":
+                return self._downtimes.update(key, body)
+            case "cancel":
+                self._downtimes.cancel(key)
+                return NO_CONTENT
+        raise AssertionError(verb)
+
+    def _act_slo(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        match verb:
+            case "list":
+                return self._slos.listing(query)
+            case "create":
+                return self._slos.create(body)
+            case "get":
+                return {"data": copy.deepcopy(self._slos.get(key)), "errors": []}
+            case "update":
+                return self._slos.update(key, body)
+            case "delete":
+                deleted = self._slos.delete(key, self._referring_to(key), param(query, "force") == "true")
+                self._corrections.delete_for_slo(key)
+                return deleted
+        raise AssertionError(verb)
+
+    def _act_correction(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        match verb:
+            case "list":
+                return self._corrections.listing(query)
+            case "create":
+                return self._corrections.create(body)
+            case "get":
+                return self._corrections.get(key)
+            case "update":
+                return self._corrections.update(key, body)
+            case "delete":
+                self._corrections.delete(key)
+                return NO_CONTENT
+        raise AssertionError(verb)
+
+    def _act_key(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        """identify key: GET /api/v2/validate."""
+        if not self.identifies_keys:
+            raise Rejected(404, "Not found")
+        return self._validated_key()
 
     def _validated_key(self) -> Body:
         """The answer of GET /api/v2/validate as documented: the org's UUID, the key's ID and its scopes.

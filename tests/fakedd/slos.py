@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import secrets
+from typing import Any
 
 from datadog_api_client.v1.model.service_level_objective import ServiceLevelObjective
 from datadog_api_client.v1.model.service_level_objective_request import ServiceLevelObjectiveRequest
@@ -79,40 +80,9 @@ class Slos:
 
 def _rewrite(body: Body, kept: Body, modified: int) -> Body:
     """The stored form of a checked body, raising Rejected for what the API refuses; kept holds server fields."""
-    thresholds = body.get("thresholds") or []
-    if not thresholds:
-        raise Rejected(400, "thresholds: at least one is required")  # wording unverified
-    timeframes = [t["timeframe"] for t in thresholds]
-    if "custom" in timeframes or len(set(timeframes)) != len(timeframes):
-        raise Rejected(400, "thresholds: one per timeframe, of 7d, 30d or 90d")
-    stored_thresholds = []
-    for threshold in thresholds:
-        target = float(threshold["target"])
-        if not 0 < target < 100:
-            raise Rejected(400, f"Invalid target {threshold['target']}: it must be between 0 and 100")
-        warning = threshold.get("warning")
-        if warning is not None and not target < float(warning) < 100:
-            raise Rejected(400, "The warning threshold must be greater than the target and below 100")
-        # Numbers come back as floats, with a display string of the precision sent.
-        stored: Body = {"timeframe": threshold["timeframe"], "target": target, "target_display": _display(target)}
-        if warning is not None:
-            stored |= {"warning": float(warning), "warning_display": _display(float(warning))}
-        stored_thresholds.append(stored)
+    stored_thresholds = _thresholds(body.get("thresholds") or [])
     slo_type = body["type"]
-    spec = copy.deepcopy(body.get("sli_specification"))
-    if slo_type == "time_slice":
-        condition = (spec or {}).get("time_slice")
-        if condition is None:
-            raise Rejected(400, "sli_specification.time_slice is required for a time_slice SLO")
-        condition.setdefault("query_interval_seconds", 300)  # the spec's default
-        condition["threshold"] = float(condition["threshold"])
-        names = {q["name"] for q in condition["query"]["queries"]}
-        if not names:
-            raise Rejected(400, "sli_specification.time_slice.query.queries: at least one query is required")
-    elif slo_type == "monitor" and not body.get("monitor_ids"):
-        raise Rejected(400, "monitor_ids is required for a monitor SLO")
-    elif slo_type == "metric" and not (body.get("query") or spec):
-        raise Rejected(400, "query is required for a metric SLO")
+    spec = _checked_spec(body, copy.deepcopy(body.get("sli_specification")))
     primary = stored_thresholds[0]
     slo: Body = {
         "id": kept["id"],
@@ -140,6 +110,49 @@ def _rewrite(body: Body, kept: Body, modified: int) -> Body:
     if warning_threshold is not None:
         slo["warning_threshold"] = float(warning_threshold)
     return slo
+
+
+def _thresholds(thresholds: list[Body]) -> list[Body]:
+    """The thresholds as stored: one per timeframe, numbers as floats with a display string."""
+    if not thresholds:
+        raise Rejected(400, "thresholds: at least one is required")  # wording unverified
+    timeframes = [t["timeframe"] for t in thresholds]
+    if "custom" in timeframes or len(set(timeframes)) != len(timeframes):
+        raise Rejected(400, "thresholds: one per timeframe, of 7d, 30d or 90d")
+    stored_thresholds = []
+    for threshold in thresholds:
+        target = float(threshold["target"])
+        if not 0 < target < 100:
+            raise Rejected(400, f"Invalid target {threshold['target']}: it must be between 0 and 100")
+        warning = threshold.get("warning")
+        if warning is not None and not target < float(warning) < 100:
+            raise Rejected(400, "The warning threshold must be greater than the target and below 100")
+        # Numbers come back as floats, with a display string of the precision sent.
+        stored: Body = {"timeframe": threshold["timeframe"], "target": target, "target_display": _display(target)}
+        if warning is not None:
+            stored |= {"warning": float(warning), "warning_display": _display(float(warning))}
+        stored_thresholds.append(stored)
+    return stored_thresholds
+
+
+def _checked_spec(body: Body, spec: Any) -> Any:
+    """The SLI specification as stored (a time slice gets its default interval), refused when the type needs
+    what the body lacks."""
+    slo_type = body["type"]
+    if slo_type == "time_slice":
+        condition = (spec or {}).get("time_slice")
+        if condition is None:
+            raise Rejected(400, "sli_specification.time_slice is required for a time_slice SLO")
+        condition.setdefault("query_interval_seconds", 300)  # the spec's default
+        condition["threshold"] = float(condition["threshold"])
+        names = {q["name"] for q in condition["query"]["queries"]}
+        if not names:
+            raise Rejected(400, "sli_specification.time_slice.query.queries: at least one query is required")
+    elif slo_type == "monitor" and not body.get("monitor_ids"):
+        raise Rejected(400, "monitor_ids is required for a monitor SLO")
+    elif slo_type == "metric" and not (body.get("query") or spec):
+        raise Rejected(400, "query is required for a metric SLO")
+    return spec
 
 
 def _display(value: float) -> str:

@@ -55,25 +55,33 @@ def _problems(value: Any, path: str) -> Iterator[str]:
     if isinstance(value, UnparsedObject):
         yield f"{here}: matches no known shape"
     elif isinstance(value, ModelComposed):
-        instances = value._composed_instances
-        if not instances or any(isinstance(i, UnparsedObject) for i in instances):
-            yield f"{here}: matches no known shape"
-        else:
-            yield from _problems(instances[0], path)
+        yield from _composed_problems(value, path)
     elif isinstance(value, ModelSimple):
         if value._unparsed:
             yield f"{here}: {value.value!r} is not an allowed value"
     elif isinstance(value, ModelNormal):
-        for name, item in value._data_store.items():
-            key = value.attribute_map.get(name, name)
-            inner = f"{path}.{key}" if path else key
-            if name in value.openapi_types:
-                yield from _problems(item, inner)
-            else:
-                yield f"{inner}: unknown key"
+        yield from _normal_problems(value, path)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _problems(item, f"{path}[{index}]")
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from _problems(item, f"{path}.{key}" if path else key)
+
+
+def _composed_problems(value: ModelComposed, path: str) -> Iterator[str]:
+    instances = value._composed_instances
+    if not instances or any(isinstance(i, UnparsedObject) for i in instances):
+        yield f"{path or 'body'}: matches no known shape"
+    else:
+        yield from _problems(instances[0], path)
+
+
+def _normal_problems(value: ModelNormal, path: str) -> Iterator[str]:
+    for name, item in value._data_store.items():
+        key = value.attribute_map.get(name, name)
+        inner = f"{path}.{key}" if path else key
+        if name in value.openapi_types:
+            yield from _problems(item, inner)
+        else:
+            yield f"{inner}: unknown key"

@@ -274,7 +274,7 @@ def test_preflight_decisions() -> None:
 
 
 def test_env_topic_by_logical_or_physical_name_carries_queues_dlqs_and_publisher(example: Definitions) -> None:
-    queues = placed_queues(example, "prod")
+    queues = placed_queues(example, example.environment("prod"))
     by_logical = target_from_placed(queues, "prod", "jobs-critical")
     assert target_from_placed(queues, "prod", "prod-jobs-critical") == by_logical
     assert by_logical.topic_arn == "arn:aws:sns:us-east-1:111111111111:prod-jobs-critical"
@@ -286,7 +286,7 @@ def test_env_topic_by_logical_or_physical_name_carries_queues_dlqs_and_publisher
 
 
 def test_env_topic_arn_unknown_to_the_definitions_is_still_traced(example: Definitions) -> None:
-    target = target_from_placed(placed_queues(example, "prod"), "prod", TOPIC)
+    target = target_from_placed(placed_queues(example, example.environment("prod")), "prod", TOPIC)
     assert target == TraceTarget(TOPIC)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sync.definitions.model import Definitions
+from sync.definitions.model import Definitions, Environment
 from sync.expand import naming, placement
 
 
@@ -48,7 +48,7 @@ def queue_url(region: str, account_id: str, name: str) -> str:
     return f"{placement.endpoint('sqs', region)}/{account_id}/{name}"
 
 
-def queue_specs(defs: Definitions, env: str) -> tuple[QueueSpec, ...]:
+def queue_specs(defs: Definitions, env: Environment) -> tuple[QueueSpec, ...]:
     """Every queue enabled in the environment, in inventory order."""
     return tuple(_spec(defs, placed) for placed in naming.placed_queues(defs, env))
 

@@ -13,7 +13,8 @@ from sync.expand import naming
 
 
 def target_from_definitions(root: Path, env: str, topic: str) -> TraceTarget:
-    return target_from_placed(naming.placed_queues(load.load(root), env), env, topic)
+    defs = load.load(root)
+    return target_from_placed(naming.placed_queues(defs, defs.environment(env)), env, topic)
 
 
 def target_from_placed(queues: Sequence[naming.PlacedQueue], env: str, topic: str) -> TraceTarget:

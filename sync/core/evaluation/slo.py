@@ -41,24 +41,10 @@ def run(
     long_window, short_window = durations.of(int(long_n), long_u), durations.of(int(short_n), short_u)
     if short_window >= long_window:
         raise Refused("the short window must be shorter than the long window")
-    slo_key = _SLO_REF.match(ref)
-    slo_name = slo_key.group(1) if slo_key else ref
-    slo = slos.get(slo_name)
-    if slo is None:
-        raise Refused(f"the SLO {ref} is not among this environment's SLOs")
-    spec = (slo.get("sli_specification") or {}).get("time_slice")
-    if slo.get("type") != "time_slice" or not spec:
-        raise Refused("only time-slice SLOs are modelled (metric SLOs need count metrics the scenarios do not give)")
+    slo_name, spec, budget = _objective(ref, slos)
     interval = int(spec.get("query_interval_seconds") or 300) // 60
-    target = float((slo.get("thresholds") or [{}])[0].get("target", 0))
-    if not 0 < target < 100:
-        raise Refused("the SLO has no target below 100%")
-    budget = 1 - target / 100
-    formula = str(spec["query"]["formulas"][0]["formula"])
-    for named in spec["query"]["queries"]:
-        formula = re.sub(rf"\b{re.escape(named['name'])}\b", named["query"], formula)
     # The slice value: the mean of the slice's points (T1); a slice without arrived points counts as up (U19).
-    sliced = parse(f"avg(last_{interval}m):{formula} > 0")
+    sliced = parse(f"avg(last_{interval}m):{_formula(spec)} > 0")
     thresholds: Mapping[str, float] = (body.get("options") or {}).get("thresholds") or {}
     critical = float(thresholds.get("critical", match.group(8)))
     warning = thresholds.get("warning")
@@ -66,23 +52,19 @@ def run(
     spans = tuple((corrections or {}).get(slo_name, ()))
     if spans:
         used.add(notes.CORRECTED_SLICE)
+
+    def burn_rate(window: int, t: int) -> float:
+        """The share of the window's complete slices that were down, over the share the budget allows."""
+        count = window // interval
+        last = (t // interval) * interval  # the end of the last complete slice
+        starts = range(last - count * interval, last, interval)
+        down = sum(not _corrected(s, interval, spans) and not _up(sliced, series, s, interval, t, spec) for s in starts)
+        return down / max(count, 1) / budget
+
     steps = []
     for t in range(duration + 1):
-        rates = []
-        for window in (long_window, short_window):
-            count = window // interval
-            last = (t // interval) * interval  # the end of the last complete slice
-            starts = range(last - count * interval, last, interval)
-            down = sum(
-                not _corrected(s, interval, spans) and not _up(sliced, series, s, interval, t, spec) for s in starts
-            )
-            rates.append(down / max(count, 1) / budget)
-        long_rate, short_rate = rates
-        state = OK
-        if breaches(long_rate, critical, comparator) and breaches(short_rate, critical, comparator):
-            state = ALERT
-        elif warning is not None and all(breaches(r, float(warning), comparator) for r in rates):
-            state = WARN
+        long_rate, short_rate = burn_rate(long_window, t), burn_rate(short_window, t)
+        state = _state(long_rate, short_rate, critical, warning, comparator)
         steps.append(
             Step(
                 t,
@@ -91,6 +73,39 @@ def run(
             )
         )
     return Run(key, tuple(steps), False)
+
+
+def _objective(ref: str, slos: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any], float]:
+    """The SLO the alert burns (its key), its time-slice specification and its error budget (a fraction)."""
+    slo_key = _SLO_REF.match(ref)
+    slo_name = slo_key.group(1) if slo_key else ref
+    slo = slos.get(slo_name)
+    if slo is None:
+        raise Refused(f"the SLO {ref} is not among this environment's SLOs")
+    spec = (slo.get("sli_specification") or {}).get("time_slice")
+    if slo.get("type") != "time_slice" or not spec:
+        raise Refused("only time-slice SLOs are modelled (metric SLOs need count metrics the scenarios do not give)")
+    target = float((slo.get("thresholds") or [{}])[0].get("target", 0))
+    if not 0 < target < 100:
+        raise Refused("the SLO has no target below 100%")
+    return slo_name, spec, 1 - target / 100
+
+
+def _formula(spec: Mapping[str, Any]) -> str:
+    """The slice's formula with each named query written out."""
+    formula = str(spec["query"]["formulas"][0]["formula"])
+    for named in spec["query"]["queries"]:
+        formula = re.sub(rf"\b{re.escape(named['name'])}\b", named["query"], formula)
+    return formula
+
+
+def _state(long_rate: float, short_rate: float, critical: float, warning: float | None, comparator: str) -> str:
+    """Alert when both windows burn past critical; warn when both burn past the warning threshold."""
+    if breaches(long_rate, critical, comparator) and breaches(short_rate, critical, comparator):
+        return ALERT
+    if warning is not None and all(breaches(r, float(warning), comparator) for r in (long_rate, short_rate)):
+        return WARN
+    return OK
 
 
 def _corrected(start: int, interval: int, spans: Sequence[tuple[int, int]]) -> bool:

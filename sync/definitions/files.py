@@ -1,0 +1,91 @@
+"""Read the definition files of a folder: each parsed and checked against its schema, named like its file;
+the problems of many files collected, so one run reports them all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+from sync.definitions import schema
+from sync.definitions.source import Source, read
+from sync.errors import ObsError, Problem
+
+
+def read_checked(root: Path, relative: str, kind: str) -> Source:
+    source = read(root / relative, relative)
+    if not isinstance(source.data, dict):
+        raise ObsError.of("expected a mapping of keys at the top", "see the example definitions", file=relative, line=1)
+    schema.check(source, kind)
+    return source
+
+
+def in_folder(root: Path, folder: str, kind: str) -> list[Source]:
+    files = (
+        sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
+        if (root / folder).is_dir()
+        else []
+    )
+    if not files:
+        raise ObsError.of(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml")
+    problems: list[Problem] = []
+    sources = []
+    for path in files:
+        sources += collecting(problems, partial(_each, root, folder, kind, path, files))
+    if problems:
+        raise ObsError(*problems)
+    return sources
+
+
+def _each(root: Path, folder: str, kind: str, path: Path, files: list[Path]) -> list[Source]:
+    relative = f"{folder}/{path.name}"
+    twins = [p.name for p in files if p.stem == path.stem and p != path]
+    if twins:
+        raise ObsError.of(
+            f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}",
+            "keep one of the two files",
+            file=relative,
+        )
+    source = read_checked(root, relative, kind)
+    if source.data["name"] != path.stem:
+        raise source.error(
+            ("name",),
+            f"name '{source.data['name']}' differs from the file name",
+            f"rename one to '{path.stem}'",
+        )
+    return [source]
+
+
+def collecting(problems: list[Problem], read: Callable[[], list[Source]]) -> list[Source]:
+    """What `read` returns; its problems go to `problems` instead of stopping the load."""
+    try:
+        return read()
+    except ObsError as exc:
+        problems.extend(exc.problems)
+        return []
+
+
+def in_optional_folder(root: Path, folder: str, kind: str) -> list[Source]:
+    """Like in_folder, for a folder the definitions may leave out; its file names need not be `name`s."""
+    files = (
+        sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
+        if (root / folder).is_dir()
+        else []
+    )
+    problems: list[Problem] = []
+    sources = []
+    for path in files:
+        relative = f"{folder}/{path.name}"
+        twins = [p.name for p in files if p.stem == path.stem and p != path]
+        if twins:
+            what = f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}"
+            problems.append(Problem(what, "keep one of the two files", file=relative))
+            continue
+        sources += collecting(problems, partial(_one, root, relative, kind))
+    if problems:
+        raise ObsError(*problems)
+    return sources
+
+
+def _one(root: Path, relative: str, kind: str) -> list[Source]:
+    return [read_checked(root, relative, kind)]

@@ -1,0 +1,115 @@
+"""The queue inventory (queues.yaml) as Queues, and as each environment sees it with its overrides."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sync.definitions import references
+from sync.definitions.model import (
+    DEFAULT_IN_FLIGHT_QUOTA,
+    DEFAULT_RETENTION_SECONDS,
+    Dlq,
+    Environment,
+    PublisherLog,
+    Queue,
+    Topic,
+    Worker,
+)
+from sync.definitions.overlay import deep_merge
+from sync.definitions.source import Source
+
+
+def inventory_queues(inventory: Source, classes: Mapping[str, str]) -> tuple[Queue, ...]:
+    seen: dict[str, int] = {}
+    out = []
+    for index, raw in enumerate(inventory.data["queues"]):
+        name = raw["name"]
+        if name in seen:
+            raise inventory.error(
+                ("queues", index, "name"),
+                f"queue '{name}' is declared twice (first on line {inventory.line_of(('queues', seen[name]))})",
+                "give each queue a unique name",
+            )
+        seen[name] = index
+        check_class(inventory, ("queues", index, "class"), raw["class"], classes)
+        out.append(queue_from(raw, inventory, ("queues", index)))
+    return tuple(out)
+
+
+def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]) -> Queue:
+    """Build a Queue from its inventory entry (possibly merged with an environment's override)."""
+    worker = raw.get("worker")
+    if worker is not None:
+        missing = {"cluster", "service", "min_tasks", "max_tasks"} - set(worker)
+        if missing:
+            raise source.error((*at, "worker"), f"worker lacks {', '.join(sorted(missing))}", "add them")
+        if worker["min_tasks"] > worker["max_tasks"]:
+            raise source.error(
+                (*at, "worker", "min_tasks"),
+                f"min_tasks {worker['min_tasks']} is above max_tasks {worker['max_tasks']}",
+                "lower min_tasks or raise max_tasks",
+            )
+    topic_names = [t["name"] for t in raw.get("topics", ())]
+    for index, name in enumerate(topic_names):
+        if name in topic_names[:index]:
+            raise source.error((*at, "topics", index, "name"), f"topic '{name}' is listed twice", "list it once")
+    dlq = raw.get("dlq")
+    if dlq is not None and {"name", "max_receive_count"} - set(dlq):
+        raise source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them")
+    retention = raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS)
+    if dlq is not None and not raw.get("fifo") and dlq.get("retention_seconds", DEFAULT_RETENTION_SECONDS) < retention:
+        # Standard queues keep a message's original enqueue time when it moves to the DLQ (FIFO resets it).
+        raise source.error(
+            (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
+            f"the DLQ keeps messages {dlq.get('retention_seconds', DEFAULT_RETENTION_SECONDS)} s, less than the "
+            f"queue's {retention} s: a parked message expires counting from when it was first sent, so it "
+            "could vanish before anyone sees it",
+            f"set dlq.retention_seconds to at least {retention} (1209600, 14 days, is the most SQS allows)",
+        )
+    log = raw.get("publisher_log")
+    return Queue(
+        name=raw["name"],
+        cls=raw["class"],
+        runbook=raw["runbook"],
+        owner=raw["owner"],
+        description=raw.get("description", ""),
+        slo_seconds=raw.get("slo_seconds"),
+        fifo=raw.get("fifo", False),
+        content_based_deduplication=raw.get("content_based_deduplication"),
+        retention_seconds=raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS),
+        max_processing_seconds=raw.get("max_processing_seconds"),
+        in_flight_quota=raw.get("in_flight_quota", DEFAULT_IN_FLIGHT_QUOTA),
+        worker=Worker(**worker) if worker else None,
+        dlq=Dlq(**dlq) if dlq else None,
+        topics=tuple(
+            Topic(t["name"], t.get("subscription_dlq"), t.get("raw_message_delivery")) for t in raw.get("topics", ())
+        ),
+        publisher_log=PublisherLog(log["log_group"], log["message_id_field"], log.get("business_key_field"))
+        if log
+        else None,
+        tags=tuple(raw.get("tags", ())),
+        metrics=raw.get("metrics", {}),
+    )
+
+
+def check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: Mapping[str, str]) -> None:
+    if cls not in classes:
+        raise source.error(at, f"unknown class '{cls}'", references.suggest(cls, list(classes), "queues.yaml classes"))
+
+
+# Keys of an environment's queue override that are not queue attributes.
+_OVERRIDE_ONLY = ("enabled", "monitors", "metrics")
+
+
+def queues_in(env: Environment, inventory: Source, queues: tuple[Queue, ...]) -> tuple[Queue, ...]:
+    """The inventory as this environment sees it: its queue overrides merged in, disabled queues left out."""
+    out = []
+    for index, queue in enumerate(queues):
+        override = env.queues.get(queue.name, {})
+        if override.get("enabled", True) is False:
+            continue
+        attributes = {k: v for k, v in override.items() if k not in _OVERRIDE_ONLY}
+        merged = deep_merge(inventory.data["queues"][index], attributes)
+        out.append(queue_from(merged, env.source, ("queues", queue.name)) if attributes else queue)
+    return tuple(out)
