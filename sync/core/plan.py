@@ -10,14 +10,22 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sync.core import placeholders
 from sync.core.kinds import Kind
 from sync.core.resources import Resource, title_of
 
-CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
-ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
+
+class Action(StrEnum):
+    """What a change does to its object; the values are what json output and saved plans say."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    UNCHANGED = "unchanged"
+
 
 _ABSENT = object()
 # Lists whose order the server does not keep: a downtime's notify_end_states come back in any order.
@@ -45,7 +53,7 @@ class FieldChange:
 
 @dataclass(frozen=True)
 class Change:
-    action: str
+    action: Action
     kind: Kind
     key: str
     title: str
@@ -68,11 +76,11 @@ class Plan:
 
     def count(self) -> dict[str, int]:
         counts = Counter(c.action for c in self.changes)
-        return {**{a: counts.get(a, 0) for a in ACTIONS}, "unmanaged": len(self.unmanaged)}
+        return {**{a: counts.get(a, 0) for a in Action}, "unmanaged": len(self.unmanaged)}
 
     @property
     def pending(self) -> tuple[Change, ...]:
-        return tuple(c for c in self.changes if c.action != UNCHANGED)
+        return tuple(c for c in self.changes if c.action != Action.UNCHANGED)
 
     @property
     def awaiting(self) -> list[str]:
@@ -109,7 +117,7 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     for at, resource in wanted.items():
         match = current.pop(at, None) or adopted.get(at)
         if match is None:
-            changes.append(_change(CREATE, resource, bodies[at]))
+            changes.append(_change(Action.CREATE, resource, bodies[at]))
             continue
         fields = diff(bodies[at], match.body)
         note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
@@ -117,9 +125,15 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
         replace = fixed is not None
         if replace:
             note = f"its {fixed} cannot change in place: it is deleted and created again, with a new ID"
-        changes.append(_change(UPDATE if fields else UNCHANGED, resource, bodies[at], match.id, fields, note, replace))
+        changes.append(
+            _change(
+                Action.UPDATE if fields else Action.UNCHANGED, resource, bodies[at], match.id, fields, note, replace
+            )
+        )
     for (kind, key), orphan in current.items():
-        changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id, removes=_held(orphan)))
+        changes.append(
+            Change(Action.DELETE, kind, key, title_of(orphan.body), env, id=orphan.id, removes=_held(orphan))
+        )
     changes.sort(key=lambda c: (c.kind.order, c.key, c.id or ""))
     unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind.order, o.id))
     return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
@@ -156,10 +170,18 @@ def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> C
     if body is not None and not diff(body, twin.body):
         note = f"duplicate of {twin.kind} {keep.id}, which is kept"
         return Change(
-            DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, duplicate_of=keep.id, removes=removes
+            Action.DELETE,
+            twin.kind,
+            twin.key or "",
+            title,
+            env,
+            id=twin.id,
+            note=note,
+            duplicate_of=keep.id,
+            removes=removes,
         )
     note = f"a second {twin.kind} with this key, kept {keep.id} instead (a copy made by hand?)"
-    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, removes=removes)
+    return Change(Action.DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, removes=removes)
 
 
 def _held(obj: Live) -> dict[str, Any]:
@@ -182,7 +204,7 @@ def _same_type(resource: Resource, obj: Live) -> bool:
 
 
 def _change(
-    action: str,
+    action: Action,
     resource: Resource,
     body: Mapping[str, Any],
     live_id: str | None = None,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, KINDS, MONITOR, SLO, SLO_CORRECTION, Kind
-from sync.core.plan import CREATE, Live, Plan, make_plan
+from sync.core.plan import Action, Live, Plan, make_plan
 from sync.core.resources import KEY_TAG_PREFIX, Resource, owner_key, tags_key
 from sync.datadog.client import Datadog, RequestFailed
 
@@ -96,7 +96,7 @@ def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = Fa
         wider = {
             c.kind
             for c in result.changes
-            if c.action == CREATE and READERS[c.kind].wider is not None and not READERS[c.kind].complete
+            if c.action == Action.CREATE and READERS[c.kind].wider is not None and not READERS[c.kind].complete
         }
         if adopt or not wider:
             return result

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from sync.core import placeholders
 from sync.core.kinds import Kind
 from sync.core.outcome import Outcome
-from sync.core.plan import CREATE, DELETE, Live, diff
+from sync.core.plan import Action, Live, diff
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.reads import READERS
 
@@ -87,11 +87,11 @@ def _unchecked(outcome: Outcome, exc: RequestFailed) -> Outcome:
 def _settled(dd: Datadog, outcome: Outcome, twins: list[Live], ids: Ids, grace: float) -> Outcome:
     change = outcome.change
     later = f"{grace:.1f} s later"
-    if change.action == DELETE:
+    if change.action == Action.DELETE:
         if outcome.ok or any(t.id == change.id for t in twins):
             return dataclasses.replace(outcome, error=f"{outcome.error}; still there {later}" if outcome.error else "")
         return dataclasses.replace(outcome, error="", note="deleted, although its answer was lost")
-    if change.action == CREATE or change.replace:
+    if change.action == Action.CREATE or change.replace:
         return _created(dd, outcome, [t for t in twins if not change.replace or t.id != change.id], later)
     if outcome.ok:
         return outcome
