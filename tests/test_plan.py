@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from sync.core.kinds import DASHBOARD, MONITOR
-from sync.core.plan import Action, FieldChange, Live, diff, make_plan
+from sync.core.diff import FieldChange, diff
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.plan import Action, Live, make_plan
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
@@ -37,18 +38,23 @@ def _as_server_returns(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_server_rewrites_are_not_changes() -> None:
-    assert diff(BODY, _as_server_returns(BODY)) == ()
+    assert diff(MONITOR, BODY, _as_server_returns(BODY)) == ()
 
 
 @pytest.mark.parametrize(
-    ("sent", "returned"),
+    ("kind", "sent", "returned"),
     [
-        ({"type": "metric alert"}, {"type": "query alert"}),
-        ({"name": "x"}, {"name": "  x\n"}),
-        ({"priority": None}, {}),
-        ({"a": {"b": 2}}, {"a": {"b": 2.0}}),
-        ({"widgets": [{"definition": {"type": "note"}}]}, {"widgets": [{"id": 77, "definition": {"type": "note"}}]}),
+        (MONITOR, {"type": "metric alert"}, {"type": "query alert"}),
+        (MONITOR, {"name": "x"}, {"name": "  x\n"}),
+        (MONITOR, {"priority": None}, {}),
+        (MONITOR, {"a": {"b": 2}}, {"a": {"b": 2.0}}),
         (
+            DASHBOARD,
+            {"widgets": [{"definition": {"type": "note"}}]},
+            {"widgets": [{"id": 77, "definition": {"type": "note"}}]},
+        ),
+        (
+            DASHBOARD,
             {"widgets": [{"definition": {"type": "group", "widgets": [{"definition": {"type": "note"}}]}}]},
             {
                 "widgets": [
@@ -58,15 +64,15 @@ def test_server_rewrites_are_not_changes() -> None:
         ),
     ],
 )
-def test_equivalent_forms(sent: dict[str, Any], returned: dict[str, Any]) -> None:
-    assert diff(sent, returned) == ()
+def test_equivalent_forms(kind: Kind, sent: dict[str, Any], returned: dict[str, Any]) -> None:
+    assert diff(kind, sent, returned) == ()
 
 
 def test_changes_are_dotted_paths_old_to_new() -> None:
     live = _as_server_returns(BODY)
     live["options"]["thresholds"]["critical"] = 60.0
     live["query"] = live["query"].replace("> 30", "> 60")
-    assert diff(BODY, live) == (
+    assert diff(MONITOR, BODY, live) == (
         FieldChange("options.thresholds.critical", 60.0, 30),
         FieldChange("query", live["query"], BODY["query"]),
     )
@@ -75,13 +81,13 @@ def test_changes_are_dotted_paths_old_to_new() -> None:
 def test_a_removed_option_is_a_change() -> None:
     live = _as_server_returns(BODY)
     del live["options"]["evaluation_delay"]
-    assert diff(BODY, live) == (FieldChange("options.evaluation_delay", None, 900),)
+    assert diff(MONITOR, BODY, live) == (FieldChange("options.evaluation_delay", None, 900),)
 
 
 def test_a_tag_added_by_hand_is_drift() -> None:
     live = _as_server_returns(BODY)
     live["tags"].append("hand-made")
-    assert [c.path for c in diff(BODY, live)] == ["tags"]
+    assert [c.path for c in diff(MONITOR, BODY, live)] == ["tags"]
 
 
 def test_plan_matches_by_key_and_leaves_unmanaged_alone(example: Definitions) -> None:
@@ -206,13 +212,13 @@ def test_a_setting_removed_from_the_definitions_is_a_change(live_extra: dict[str
     live = _as_server_returns(desired)
     for key, value in live_extra.items():
         live[key] = {**live[key], **value} if isinstance(value, dict) else value
-    assert [(f.path, f.new) for f in diff(desired, live)] == [(path, None)]
+    assert [(f.path, f.new) for f in diff(MONITOR, desired, live)] == [(path, None)]
 
 
 def test_a_widget_setting_removed_from_the_template_is_a_change() -> None:
     desired = {"widgets": [{"definition": {"type": "note", "content": "x"}}]}
     live = {"widgets": [{"id": 5, "definition": {"type": "note", "content": "x", "font_size": "16"}}]}
-    assert diff(desired, live) == (FieldChange("widgets[0].definition.font_size", "16", None),)
+    assert diff(DASHBOARD, desired, live) == (FieldChange("widgets[0].definition.font_size", "16", None),)
 
 
 def test_a_dashboard_layout_change_is_a_replacement() -> None:

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from sync.core.diff import FieldChange
 from sync.core.kinds import MONITOR
 from sync.core.paging import ALWAYS, AudienceChange, routes
-from sync.core.plan import Action, FieldChange
+from sync.core.plan import Action
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand

@@ -20,9 +20,8 @@ from sync.core import placeholders
 from sync.core.kinds import KINDS
 from sync.core.outcome import Outcome
 from sync.core.plan import Action, Change, Plan
-from sync.datadog import settle
+from sync.datadog import listing, settle
 from sync.datadog.client import Datadog, RequestFailed
-from sync.datadog.reads import READERS
 
 _CREATE_ATTEMPTS = 3
 _PASSES = 3  # the first writes, then up to two rounds of what the end-of-run check made possible
@@ -103,7 +102,7 @@ def checked(plan: Plan) -> tuple[Change, ...]:
     """What a dry run can check with the API: creates and updates of the kinds it can validate (dashboards
     have no validate endpoint, and deletions nothing to validate), except those whose query names an object
     the sync would create first (a burn-rate monitor of a new SLO): no ID can stand in for it."""
-    return tuple(c for c in plan.pending if c.kind.validated and c.action != Action.DELETE and not awaits_ids(c))
+    return tuple(c for c in plan.pending if c.kind.api.validates and c.action != Action.DELETE and not awaits_ids(c))
 
 
 def awaits_ids(change: Change) -> bool:
@@ -213,7 +212,7 @@ def _create(
             if not exc.ambiguous:
                 raise
             lost.append(exc.detail)
-            if READERS[change.kind].complete:
+            if change.kind.listing.complete:
                 raise  # a lookup would read every object of the org: the end-of-run check does it once
             found = _find(dd, change, replacing)
             if found is not None:
@@ -225,7 +224,7 @@ def _create(
 
 
 def _find(dd: Datadog, change: Change, replacing: str | None) -> str | None:
-    found = READERS[change.kind].find(dd, change.key)
+    found = listing.find(dd, change.kind, change.key)
     # The object being replaced carries the same key: it is not the one we just created.
     ids = sorted((o.created, o.id) for o in found if o.key == change.key and o.id != replacing)
     return ids[0][1] if ids else None

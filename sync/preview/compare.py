@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from sync.core import placeholders
 from sync.core.conditions import ConditionChange, condition_changes
+from sync.core.diff import FieldChange, diff
 from sync.core.paging import AudienceChange, audience_changes
-from sync.core.plan import Action, Change, FieldChange, Live, Plan, diff, make_plan
+from sync.core.plan import Action, Change, Live, Plan, make_plan
 from sync.core.resources import Resource
 from sync.definitions.source import undotted
 from sync.errors import ObsError
@@ -140,7 +141,7 @@ def _completed(change: Change, was: Resource | None, now: Resource | None) -> Ch
     if change.action == Action.CREATE or was is None or now is None or was.body == now.body:
         return dataclasses.replace(change, id=None)
     known = {f.path for f in change.fields}
-    dropped = [FieldChange(f.path, f.new, f.old) for f in diff(was.body, now.body) if f.path not in known]
+    dropped = [FieldChange(f.path, f.new, f.old) for f in diff(change.kind, was.body, now.body) if f.path not in known]
     if not dropped:
         return dataclasses.replace(change, id=None)
     fields = tuple(sorted((*change.fields, *dropped), key=lambda f: _path_order(f.path)))

@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core.diff import FieldChange
 from sync.core.kinds import Kind
-from sync.core.plan import Action, FieldChange, Plan
+from sync.core.plan import Action, Plan
 
 SHOWN_FROM = 2  # a change made to at least this many resources is listed as one line
 

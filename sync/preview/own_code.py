@@ -22,12 +22,10 @@ import sys
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from sync.core.kinds import KINDS, Kind
-from sync.core.resources import Resource, owner_key
+from sync.core.kinds import KINDS
+from sync.core.resources import Resource
 from sync.preview import revision
 from sync.preview.compare import Rendered
 
@@ -160,18 +158,8 @@ def _read(folder: Path) -> Rendered:
         for kind in KINDS:
             for path in sorted((env_folder / kind.plural).glob("*.json")):
                 body = json.loads(path.read_text(encoding="utf-8"))
-                key = _key(kind, body) or path.stem.replace(".", "/")
-                queue = _tag(body, "queue:") if kind.marker == "tags" else None
-                if kind.marker == "message":  # a downtime's key is env/queue/metric/maintenance/window
-                    queue = key.split("/")[1] if key.count("/") >= 2 else None
-                rendered.setdefault(env_folder.name, []).append(Resource(kind, key, body, env_folder.name, queue))
+                key = kind.owner(body) or path.stem.replace(".", "/")
+                rendered.setdefault(env_folder.name, []).append(
+                    Resource(kind, key, body, env_folder.name, kind.queue(key, body))
+                )
     return rendered
-
-
-def _key(kind: Kind, body: dict[str, Any]) -> str | None:
-    return owner_key(kind, body)
-
-
-def _tag(body: dict[str, Any], prefix: str) -> str | None:
-    tags: Sequence[Any] = body.get("tags") or ()
-    return next((str(t)[len(prefix) :] for t in tags if str(t).startswith(prefix)), None)

@@ -8,8 +8,9 @@ from typing import Any
 
 from sync.core import placeholders
 from sync.core.conditions import ConditionChange
+from sync.core.diff import FieldChange
 from sync.core.paging import AudienceChange, severity_order
-from sync.core.plan import Action, Change, FieldChange, Plan
+from sync.core.plan import Action, Change, Plan
 from sync.preview.compare import ACTION_ORDER, Preview
 from sync.preview.groups import SameChange
 from sync.report import vocabulary

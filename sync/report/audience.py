@@ -6,9 +6,10 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 
+from sync.core.diff import FieldChange
 from sync.core.downtimes import schedule_words, selects
 from sync.core.paging import routes, severity_order
-from sync.core.plan import Action, Change, FieldChange, Plan
+from sync.core.plan import Action, Change, Plan
 from sync.report.corrections import correction_lines
 
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.diff import FieldChange
 from sync.core.outcome import Outcome
-from sync.core.plan import Action, Change, FieldChange, Plan
-from sync.core.resources import title_of
+from sync.core.plan import Action, Change, Plan
 from sync.report import markdown as md
 from sync.report import vocabulary
 from sync.report.audience import line_diff, paging_lines
@@ -46,7 +46,7 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
                 lines.append(f"    {field.path}: {old} -> {new}")
     for obj in plan.unmanaged:
         left = "not managed by obs, left alone (--adopt takes it over)"
-        lines.append(f"{vocabulary.UNMANAGED} {obj.kind} {obj.id}  {title_of(obj.body)}: {left}")
+        lines.append(f"{vocabulary.UNMANAGED} {obj.kind} {obj.id}  {obj.kind.title(obj.body)}: {left}")
     paging = paging_lines(plan)
     if paging:
         lines += ["Who gets paged:", *(f"  {line}" for line in paging)]
@@ -93,7 +93,7 @@ def as_json(plan: Plan, *, against: str) -> str:
         "against": against,
         "summary": plan.count(),
         "changes": [change_json(c) for c in plan.changes],
-        "unmanaged": [{"kind": o.kind.name, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
+        "unmanaged": [{"kind": o.kind.name, "id": o.id, "title": o.kind.title(o.body)} for o in plan.unmanaged],
         "awaiting_dashboard_ids": plan.awaiting,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
