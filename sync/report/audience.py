@@ -8,6 +8,7 @@ from collections import Counter
 
 from sync.core.diff import FieldChange
 from sync.core.downtimes import schedule_words, selects
+from sync.core.kinds import DOWNTIME
 from sync.core.paging import routes, severity_order
 from sync.core.plan import Action, Change, Plan
 from sync.report.corrections import correction_lines
@@ -61,7 +62,7 @@ def silence_lines(plan: Plan) -> list[str]:
     monitors = [c for c in plan.changes if c.kind.notifies and c.action != Action.DELETE and c.body is not None]
     silenced: dict[tuple[str, str, str, str], list[str]] = {}  # (verb, window, queue, when) -> metrics
     for change in plan.pending:
-        if change.kind.name != "downtime" or "/maintenance/" not in change.key:
+        if change.kind is not DOWNTIME or "/maintenance/" not in change.key:
             continue
         env_queue_metric, window = change.key.split("/maintenance/", 1)
         _, queue, metric = [*env_queue_metric.split("/"), "", ""][:3]
