@@ -9,8 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from sync.datadog.client import Datadog, RequestFailed, last_page
+from sync.core.kinds import MONITOR
+from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint, endpoint
+from sync.datadog.listing import last_page, listed
 from sync.errors import ObsError
 
 KEYS = {"DD_API_KEY": "api-secret-1", "DD_APP_KEY": "app-secret-2"}
@@ -80,14 +82,14 @@ def broken_then_whole() -> Iterator[str]:
 
 def test_an_answer_that_breaks_off_mid_body_is_retried_not_a_crash(broken_then_whole: str) -> None:
     dd = Datadog(Endpoint(f"http://{broken_then_whole}", "a", "b"), timeout=2, backoff=0.01)
-    assert dd.managed_monitors("prod") == []
+    assert listed(dd, MONITOR, "prod") == []
     assert dd.retried == 1
 
 
 def test_a_tls_failure_says_so(broken_then_whole: str) -> None:
     dd = Datadog(Endpoint(f"https://{broken_then_whole}", "a", "b"), timeout=2, attempts=1)
     with pytest.raises(RequestFailed, match="TLS failed"):
-        dd.managed_monitors("prod")
+        listed(dd, MONITOR, "prod")
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ from typing import Any
 from datadog_api_client import ApiClient, Configuration
 from datadog_api_client.v2.api.downtimes_api import DowntimesApi
 
+from sync.core.kinds import DOWNTIME
+from sync.datadog import listing
 from sync.datadog.client import Datadog
 from sync.datadog.credentials import endpoint
 from tests.fakedd import FakeDatadog
@@ -139,7 +141,7 @@ def test_cancel_answers_204_and_the_downtime_stays_listed_as_canceled(dd: FakeDa
     assert [d["attributes"]["status"] for d in listed] == ["canceled"]
     assert send(api, "GET", "/api/v2/downtime/00000000-0000-1234-0000-000000000000").status == 404
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as client:
-        assert client.downtimes() == []  # obs reads past canceled downtimes
+        assert listing.objects(client, DOWNTIME) == []  # obs reads past canceled downtimes
 
 
 def test_a_patch_must_name_the_downtime_of_its_path(dd: FakeDatadog) -> None:
@@ -163,5 +165,5 @@ def test_the_list_pages_by_offset_and_limit_and_obs_reads_it_in_few_calls(dd: Fa
     assert len(page["data"]) == 15 and page["meta"]["page"]["total_filtered_count"] == 135
     dd.reset_log()
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", "prod"))) as client:
-        assert len(client.downtimes()) == 135
+        assert len(listing.objects(client, DOWNTIME)) == 135
     assert dd.calls("GET", "/api/v2/downtime") == 2  # 100, then a short page of 35

@@ -6,7 +6,7 @@ import pytest
 
 from sync.core import guard
 from sync.core.kinds import MONITOR
-from sync.core.plan import CREATE, DELETE, UNCHANGED, Change, Plan
+from sync.core.plan import Action, Change, Plan
 from sync.core.resources import Resource
 from sync.errors import ObsError
 
@@ -14,10 +14,10 @@ DESIRED = [Resource(MONITOR, "prod/q/m", {"name": "m"}, "prod")]
 
 
 def _plan(unchanged: int, orphans: int, duplicates: int = 0) -> Plan:
-    changes = [Change(UNCHANGED, MONITOR, f"prod/keep/{i}", "", "prod") for i in range(unchanged)]
-    changes += [Change(DELETE, MONITOR, f"prod/gone/{i}", "", "prod", id=str(i)) for i in range(orphans)]
+    changes = [Change(Action.UNCHANGED, MONITOR, f"prod/keep/{i}", "", "prod") for i in range(unchanged)]
+    changes += [Change(Action.DELETE, MONITOR, f"prod/gone/{i}", "", "prod", id=str(i)) for i in range(orphans)]
     changes += [
-        Change(DELETE, MONITOR, "prod/keep/0", "", "prod", id=f"d{i}", note="duplicate", duplicate_of="k")
+        Change(Action.DELETE, MONITOR, "prod/keep/0", "", "prod", id=f"d{i}", note="duplicate", duplicate_of="k")
         for i in range(duplicates)
     ]
     return Plan("prod", tuple(changes))
@@ -54,6 +54,7 @@ def test_definitions_that_expand_to_nothing_are_refused_even_when_deletes_are_al
 
 def test_no_delete_drops_every_deletion() -> None:
     plan = Plan(
-        "prod", (*_plan(unchanged=1, orphans=2, duplicates=1).changes, Change(CREATE, MONITOR, "prod/n", "", "prod"))
+        "prod",
+        (*_plan(unchanged=1, orphans=2, duplicates=1).changes, Change(Action.CREATE, MONITOR, "prod/n", "", "prod")),
     )
-    assert [c.action for c in guard.without_deletes(plan).changes] == [UNCHANGED, CREATE]
+    assert [c.action for c in guard.without_deletes(plan).changes] == [Action.UNCHANGED, Action.CREATE]

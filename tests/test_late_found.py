@@ -9,7 +9,6 @@ from collections import Counter
 from typing import Any
 
 from sync.core.kinds import DOWNTIME
-from sync.core.resources import owner_key
 
 from .conftest import Obs
 from .fakedd import LOST, FakeDatadog, Targeted
@@ -18,7 +17,7 @@ from .test_sync import changes, keys
 
 def downtime_keys(dd: FakeDatadog) -> Counter[str | None]:
     live = [d["attributes"] for d in dd.downtimes.values() if d["attributes"]["canceled"] is None]
-    return Counter(owner_key(DOWNTIME, a) for a in live)
+    return Counter(DOWNTIME.owner(a) for a in live)
 
 
 def slo_widgets(dashboard: dict[str, Any]) -> list[str]:

@@ -33,7 +33,7 @@ SITES = {
 
 @pytest.mark.parametrize("site", SITES)
 def test_every_site_has_its_app_host(site: str) -> None:
-    assert urls.monitor(site, "123") == f"{SITES[site]}/monitors/123"
+    assert urls.page(MONITOR, site, "123") == f"{SITES[site]}/monitors/123"
     assert urls.dashboard(site, "abc-def-ghi", {}) == f"{SITES[site]}/dashboard/abc-def-ghi"
 
 

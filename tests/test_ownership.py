@@ -7,7 +7,8 @@ from collections import Counter
 import pytest
 
 from sync.core.kinds import DASHBOARD, DOWNTIME, MONITOR
-from sync.core.resources import owner_key
+from sync.definitions.model import Definitions
+from sync.expand.desired import expand
 
 from .conftest import Obs
 from .fakedd import FakeDatadog
@@ -24,13 +25,13 @@ def live_messages(dd: FakeDatadog) -> list[str]:
 
 def test_the_key_is_read_from_the_last_line_only() -> None:
     message = f"[prod] maintenance x\n{PASTED}\nWhen: daily\n\nmanaged-by:obs obs-key:prod/high/age/maintenance/x"
-    assert owner_key(DOWNTIME, {"message": message}) == "prod/high/age/maintenance/x"
+    assert DOWNTIME.owner({"message": message}) == "prod/high/age/maintenance/x"
     # A marker line anywhere but last is user text: it neither makes an object ours nor names its key.
-    assert owner_key(DOWNTIME, {"message": f"{PASTED}\nby hand"}) is None
-    assert owner_key(DASHBOARD, {"description": f"{PASTED}\n\nsee the runbook"}) is None
-    assert owner_key(DASHBOARD, {"description": "On call.\n\nmanaged-by:obs obs-key:prod/oncall\n"}) == "prod/oncall"
-    assert owner_key(DOWNTIME, {"message": "managed-by:obs obs-key:prod/a b"}) is None  # not a key
-    assert owner_key(MONITOR, {"tags": ["managed-by:obs", "obs-key:prod/high/age"]}) == "prod/high/age"
+    assert DOWNTIME.owner({"message": f"{PASTED}\nby hand"}) is None
+    assert DASHBOARD.owner({"description": f"{PASTED}\n\nsee the runbook"}) is None
+    assert DASHBOARD.owner({"description": "On call.\n\nmanaged-by:obs obs-key:prod/oncall\n"}) == "prod/oncall"
+    assert DOWNTIME.owner({"message": "managed-by:obs obs-key:prod/a b"}) is None  # not a key
+    assert MONITOR.owner({"tags": ["managed-by:obs", "obs-key:prod/high/age"]}) == "prod/high/age"
 
 
 def test_marker_text_in_a_window_description_is_refused_with_file_and_line(obs: Obs) -> None:
@@ -89,3 +90,12 @@ def test_marker_text_is_refused_in_a_dashboard_description(obs: Obs, text: str) 
     board.write_text(source.replace("description: |\n", f"description: |\n  {text}\n", 1))
     assert obs("validate") == 1
     assert "dashboards/oncall.yaml:5: description:" in obs.err, obs.err
+
+
+def test_a_rendered_body_reads_back_as_the_resource_it_was(example: Definitions) -> None:
+    """The one ownership reader (Kind.owner) gives the preview, reading a render of a base revision, the key and
+    queue the expansion gave each resource, as the Datadog side reads the key of a live object."""
+    for env in example.environments:
+        for resource in expand(example, env.name):
+            found = resource.kind.owner(resource.body)
+            assert (found, resource.kind.queue(resource.key, resource.body)) == (resource.key, resource.queue)

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from sync.core.kinds import DASHBOARD, MONITOR
-from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, FieldChange, Live, diff, make_plan
+from sync.core.diff import FieldChange, diff
+from sync.core.kinds import DASHBOARD, MONITOR, Kind
+from sync.core.plan import Action, Live, make_plan
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
@@ -37,18 +38,23 @@ def _as_server_returns(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_server_rewrites_are_not_changes() -> None:
-    assert diff(BODY, _as_server_returns(BODY)) == ()
+    assert diff(MONITOR, BODY, _as_server_returns(BODY)) == ()
 
 
 @pytest.mark.parametrize(
-    ("sent", "returned"),
+    ("kind", "sent", "returned"),
     [
-        ({"type": "metric alert"}, {"type": "query alert"}),
-        ({"name": "x"}, {"name": "  x\n"}),
-        ({"priority": None}, {}),
-        ({"a": {"b": 2}}, {"a": {"b": 2.0}}),
-        ({"widgets": [{"definition": {"type": "note"}}]}, {"widgets": [{"id": 77, "definition": {"type": "note"}}]}),
+        (MONITOR, {"type": "metric alert"}, {"type": "query alert"}),
+        (MONITOR, {"name": "x"}, {"name": "  x\n"}),
+        (MONITOR, {"priority": None}, {}),
+        (MONITOR, {"a": {"b": 2}}, {"a": {"b": 2.0}}),
         (
+            DASHBOARD,
+            {"widgets": [{"definition": {"type": "note"}}]},
+            {"widgets": [{"id": 77, "definition": {"type": "note"}}]},
+        ),
+        (
+            DASHBOARD,
             {"widgets": [{"definition": {"type": "group", "widgets": [{"definition": {"type": "note"}}]}}]},
             {
                 "widgets": [
@@ -58,15 +64,15 @@ def test_server_rewrites_are_not_changes() -> None:
         ),
     ],
 )
-def test_equivalent_forms(sent: dict[str, Any], returned: dict[str, Any]) -> None:
-    assert diff(sent, returned) == ()
+def test_equivalent_forms(kind: Kind, sent: dict[str, Any], returned: dict[str, Any]) -> None:
+    assert diff(kind, sent, returned) == ()
 
 
 def test_changes_are_dotted_paths_old_to_new() -> None:
     live = _as_server_returns(BODY)
     live["options"]["thresholds"]["critical"] = 60.0
     live["query"] = live["query"].replace("> 30", "> 60")
-    assert diff(BODY, live) == (
+    assert diff(MONITOR, BODY, live) == (
         FieldChange("options.thresholds.critical", 60.0, 30),
         FieldChange("query", live["query"], BODY["query"]),
     )
@@ -75,13 +81,13 @@ def test_changes_are_dotted_paths_old_to_new() -> None:
 def test_a_removed_option_is_a_change() -> None:
     live = _as_server_returns(BODY)
     del live["options"]["evaluation_delay"]
-    assert diff(BODY, live) == (FieldChange("options.evaluation_delay", None, 900),)
+    assert diff(MONITOR, BODY, live) == (FieldChange("options.evaluation_delay", None, 900),)
 
 
 def test_a_tag_added_by_hand_is_drift() -> None:
     live = _as_server_returns(BODY)
     live["tags"].append("hand-made")
-    assert [c.path for c in diff(BODY, live)] == ["tags"]
+    assert [c.path for c in diff(MONITOR, BODY, live)] == ["tags"]
 
 
 def test_plan_matches_by_key_and_leaves_unmanaged_alone(example: Definitions) -> None:
@@ -101,10 +107,15 @@ def test_plan_matches_by_key_and_leaves_unmanaged_alone(example: Definitions) ->
     ]
     plan = make_plan("prod", [same, changed, Resource(gone.kind, gone.key, gone.body, "prod")], live)
     actions = {c.key: c.action for c in plan.changes}
-    assert actions == {same.key: UNCHANGED, changed.key: UPDATE, gone.key: CREATE, "prod/removed/age": DELETE}
+    assert actions == {
+        same.key: Action.UNCHANGED,
+        changed.key: Action.UPDATE,
+        gone.key: Action.CREATE,
+        "prod/removed/age": Action.DELETE,
+    }
     assert [o.id for o in plan.unmanaged] == ["4"]
     assert plan.count() == {"create": 1, "update": 1, "delete": 1, "unchanged": 1, "unmanaged": 1}
-    update = next(c for c in plan.changes if c.action == UPDATE)
+    update = next(c for c in plan.changes if c.action == Action.UPDATE)
     assert update.fields == (FieldChange("priority", OTHER_PRIORITY, changed.body["priority"]),)
 
 
@@ -118,7 +129,7 @@ def _live(key: str | None, monitor_id: str, body: dict[str, Any], created: str =
 def test_live_objects_of_other_environments_are_not_looked_at() -> None:
     resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
     plan = make_plan("prod", [resource], [_live("staging/critical/age", "9", BODY), _live("staging/x/y", "8", BODY)])
-    assert [(c.action, c.key) for c in plan.changes] == [(CREATE, "prod/critical/age")]
+    assert [(c.action, c.key) for c in plan.changes] == [(Action.CREATE, "prod/critical/age")]
 
 
 def test_of_two_objects_with_one_key_the_older_is_kept_and_the_newer_deleted() -> None:
@@ -128,7 +139,7 @@ def test_of_two_objects_with_one_key_the_older_is_kept_and_the_newer_deleted() -
         _live(resource.key, "30", BODY, "2026-11-01T00:00:00Z"),
     ]
     plan = make_plan("prod", [resource], twins)
-    assert [(c.action, c.id) for c in plan.changes] == [(DELETE, "20"), (UNCHANGED, "30")]
+    assert [(c.action, c.id) for c in plan.changes] == [(Action.DELETE, "20"), (Action.UNCHANGED, "30")]
     assert plan.changes[0].note == "duplicate of monitor 30, which is kept"
     assert plan.changes[0].duplicate_of == "30"
 
@@ -137,7 +148,7 @@ def test_a_second_object_that_differs_is_deleted_as_an_orphan_not_a_duplicate() 
     resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
     clone = _live(resource.key, "40", {**BODY, "name": "[Clone] age"}, "2026-11-30T11:00:00Z")
     plan = make_plan("prod", [resource], [_live(resource.key, "30", BODY, "2026-11-01T00:00:00Z"), clone])
-    delete = next(c for c in plan.changes if c.action == DELETE)
+    delete = next(c for c in plan.changes if c.action == Action.DELETE)
     assert (delete.id, delete.duplicate_of) == ("40", None)
     assert "a copy made by hand?" in delete.note
 
@@ -147,14 +158,14 @@ def test_of_two_objects_with_one_key_the_one_of_the_right_type_is_kept() -> None
     old = _live(resource.key, "30", BODY, "2026-11-01T00:00:00Z", type_="service check")
     new = _live(resource.key, "40", BODY, "2026-11-30T11:00:00Z")
     plan = make_plan("prod", [resource], [old, new])
-    assert [(c.action, c.id) for c in plan.changes] == [(DELETE, "30"), (UNCHANGED, "40")]
+    assert [(c.action, c.id) for c in plan.changes] == [(Action.DELETE, "30"), (Action.UNCHANGED, "40")]
 
 
 def test_a_type_change_is_a_replacement() -> None:
     resource = Resource(MONITOR, "prod/critical/age", BODY, "prod", "critical")
     plan = make_plan("prod", [resource], [_live(resource.key, "7", BODY, type_="service check")])
     (change,) = plan.changes
-    assert change.action == UPDATE and change.replace and "new ID" in change.note
+    assert change.action == Action.UPDATE and change.replace and "new ID" in change.note
 
 
 def test_adoption_takes_over_one_unmanaged_object_by_name_and_never_a_different_type() -> None:
@@ -169,11 +180,15 @@ def test_adoption_takes_over_one_unmanaged_object_by_name_and_never_a_different_
         _live(None, "4", {**body, "name": "low"}),
     ]
     without = make_plan("prod", [same, other_type, ambiguous], live)
-    assert [c.action for c in without.changes] == [CREATE, CREATE, CREATE]
+    assert [c.action for c in without.changes] == [Action.CREATE, Action.CREATE, Action.CREATE]
     assert [o.id for o in without.unmanaged] == ["1", "2", "3", "4"]
     plan = make_plan("prod", [same, other_type, ambiguous], live, adopt=True)
     actions = {c.key: (c.action, c.id) for c in plan.changes}
-    assert actions == {same.key: (UPDATE, "1"), other_type.key: (CREATE, None), ambiguous.key: (CREATE, None)}
+    assert actions == {
+        same.key: (Action.UPDATE, "1"),
+        other_type.key: (Action.CREATE, None),
+        ambiguous.key: (Action.CREATE, None),
+    }
     adopted = next(c for c in plan.changes if c.id == "1")
     assert adopted.note == "adopts unmanaged monitor 1, keeping its ID"
     assert [f.path for f in adopted.fields] == ["tags"]
@@ -197,13 +212,13 @@ def test_a_setting_removed_from_the_definitions_is_a_change(live_extra: dict[str
     live = _as_server_returns(desired)
     for key, value in live_extra.items():
         live[key] = {**live[key], **value} if isinstance(value, dict) else value
-    assert [(f.path, f.new) for f in diff(desired, live)] == [(path, None)]
+    assert [(f.path, f.new) for f in diff(MONITOR, desired, live)] == [(path, None)]
 
 
 def test_a_widget_setting_removed_from_the_template_is_a_change() -> None:
     desired = {"widgets": [{"definition": {"type": "note", "content": "x"}}]}
     live = {"widgets": [{"id": 5, "definition": {"type": "note", "content": "x", "font_size": "16"}}]}
-    assert diff(desired, live) == (FieldChange("widgets[0].definition.font_size", "16", None),)
+    assert diff(DASHBOARD, desired, live) == (FieldChange("widgets[0].definition.font_size", "16", None),)
 
 
 def test_a_dashboard_layout_change_is_a_replacement() -> None:

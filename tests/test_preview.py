@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from sync.core.diff import FieldChange
 from sync.core.kinds import MONITOR
 from sync.core.paging import ALWAYS, AudienceChange, routes
-from sync.core.plan import DELETE, UPDATE, FieldChange
+from sync.core.plan import Action
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
@@ -66,12 +67,12 @@ def test_a_field_only_the_base_has_is_a_change(example: Definitions) -> None:
     (plan,) = found.plans
     assert plan.count()["unchanged"] == len(head) - 1
     delete, update = plan.pending  # by key
-    assert (update.action, update.key, update.id) == (UPDATE, "prod/low/dlq", None)
+    assert (update.action, update.key, update.id) == (Action.UPDATE, "prod/low/dlq", None)
     assert update.fields == (
         FieldChange("options.renotify_interval", 15, None),  # chat is not renotified
         FieldChange("options.thresholds.warning", 5, None),
     )
-    assert (delete.action, delete.key, delete.queue, delete.id) == (DELETE, "prod/gone/age", "gone", None)
+    assert (delete.action, delete.key, delete.queue, delete.id) == (Action.DELETE, "prod/gone/age", "gone", None)
     assert "options.thresholds.warning: 5 -> null" in text(found)
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from sync.check import models
 from sync.core import kinds
+from sync.core.diff import diff
 from sync.core.kinds import DASHBOARD, MONITOR, Kind
-from sync.core.plan import diff
 from sync.core.resources import Resource
 
 RECORDED = sorted((Path(__file__).parent / "fixtures" / "recorded").glob("*.json"))
@@ -35,7 +35,7 @@ def test_accepted_bodies_pass_the_model_check(path: Path) -> None:
 @pytest.mark.parametrize("path", CREATES, ids=[p.stem for p in CREATES])
 def test_a_create_response_is_no_change(path: Path) -> None:
     exchange = _load(path)
-    assert diff(exchange["request"], exchange["response"]) == ()
+    assert diff(kinds.named(exchange["kind"]), exchange["request"], exchange["response"]) == ()
 
 
 def test_the_recordings_cover_the_server_rewrites() -> None:

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from sync.core.diff import diff
 from sync.core.kinds import KINDS, SLO_CORRECTION
-from sync.core.plan import Live, diff, make_plan
+from sync.core.plan import Live, make_plan
 from sync.core.resources import Resource
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint
@@ -69,8 +70,10 @@ def test_the_kind_record_says_what_a_correction_is() -> None:
     assert [k.name for k in KINDS] == ["slo", "dashboard", "monitor", "composite", "downtime", "slo-correction"]
     # Written after the SLO it names by ID (KINDS order), deleted before it; a move to another SLO, or from a
     # recurring to a one-time correction, is a delete and create.
-    assert SLO_CORRECTION.links and SLO_CORRECTION.fixed == "slo_id" and SLO_CORRECTION.recreate_on == ("rrule",)
-    assert SLO_CORRECTION.marker == "description" and not SLO_CORRECTION.notifies and not SLO_CORRECTION.validated
+    rules = SLO_CORRECTION.diff
+    assert SLO_CORRECTION.links and rules.fixed == "slo_id" and rules.recreate_on == ("rrule",)
+    assert SLO_CORRECTION.listing.marker == "description" and not SLO_CORRECTION.notifies
+    assert not SLO_CORRECTION.api.validates
 
 
 def test_sync_creates_the_correction_after_its_slo_and_the_plan_after_is_empty(small: Obs, dd: FakeDatadog) -> None:
@@ -267,7 +270,7 @@ def test_the_plan_undoes_what_the_server_may_rewrite_and_replaces_what_an_update
         "creator": {"email": "x"},
         "modifier": None,
     }
-    assert diff(body, answered) == ()
+    assert diff(SLO_CORRECTION, body, answered) == ()
     one_time = {k: v for k, v in body.items() if k not in ("duration", "rrule")} | {"end": 1704140000}
     live = Live(SLO_CORRECTION, "c1", KEY, answered, "1")
     desired = Resource(SLO_CORRECTION, KEY, one_time, "prod", "jobs")

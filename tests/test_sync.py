@@ -15,8 +15,8 @@ import pytest
 
 from sync.core.kinds import KINDS, Kind
 from sync.core.resources import Resource
-from sync.datadog import apply, reads
-from sync.datadog.client import APIS, Datadog, RequestFailed
+from sync.datadog import apply, listing, reads
+from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint, endpoint
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
@@ -371,8 +371,7 @@ def live_keys(env: str, desired: Sequence[Resource]) -> Counter[tuple[str, str]]
     found: Counter[tuple[str, str]] = Counter()
     with closing(Datadog(endpoint(os.environ, "datadoghq.com", env))) as client:
         for kind in KINDS:
-            reader = reads.READERS[kind]
-            objs = reader.wider(client) if reader.wider else reader.listed(client, env, desired, False)
+            objs = listing.wider(client, kind) if kind.listing.wider else listing.listed(client, kind, env, desired)
             found.update((str(o.kind), o.key) for o in objs if o.key is not None)
     return found
 
@@ -392,7 +391,7 @@ def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: Fak
     faults.error_rate, faults.proxy_page_rate, faults.lost_response_rate = 0.02, 0.01, 0.03
     faults.timeout_rate, faults.late_commit_rate, faults.timeout_seconds = 0.01, 0.02, 0.5
     faults.throttle_rate, faults.rate_period = 0.02, 0.2
-    paths = {APIS[kind].path for kind in KINDS}  # and the first answers to each kind's creates are lost
+    paths = {kind.api.path for kind in KINDS}  # and the first answers to each kind's creates are lost
     faults.targeted += [Targeted("POST", path, status=LOST, times=2) for path in sorted(paths)]
     code = obs("sync", "--env", "prod", "--timeout", "0.3")
     for name in ("error_rate", "proxy_page_rate", "lost_response_rate", "timeout_rate", "late_commit_rate"):

@@ -6,6 +6,7 @@ properties and mark bad enum values or unmatched oneOf shapes as `_unparsed` ins
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
@@ -14,27 +15,17 @@ from typing import Any
 from datadog_api_client import ApiClient, Configuration
 from datadog_api_client.exceptions import OpenApiException
 from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
-from datadog_api_client.v1.model.dashboard import Dashboard
-from datadog_api_client.v1.model.monitor import Monitor
-from datadog_api_client.v1.model.service_level_objective_request import ServiceLevelObjectiveRequest
-from datadog_api_client.v1.model.slo_correction_create_request_attributes import SLOCorrectionCreateRequestAttributes
-from datadog_api_client.v1.model.widget import Widget
-from datadog_api_client.v2.model.downtime_create_request_attributes import DowntimeCreateRequestAttributes
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, SLO_CORRECTION, Kind
+from sync.core.kinds import Kind
 from sync.core.resources import Resource
 
-_MODELS: Mapping[str, type] = {
-    MONITOR.name: Monitor,
-    COMPOSITE.name: Monitor,  # a monitor of type composite
-    DASHBOARD.name: Dashboard,
-    SLO.name: ServiceLevelObjectiveRequest,
-    DOWNTIME.name: DowntimeCreateRequestAttributes,  # the body is the JSON:API envelope's attributes
-    SLO_CORRECTION.name: SLOCorrectionCreateRequestAttributes,  # likewise
-    "widget": Widget,
-}
-# Kinds whose bodies obs builds from few templates: one check per shape (a fleet has few shapes, many bodies).
-_BY_SHAPE = frozenset({MONITOR, COMPOSITE, SLO})
+
+@cache
+def _model(name: str) -> type:
+    """A datadog-api-client model by its name below the package, as a kind's record gives it."""
+    module, _, attribute = name.rpartition(".")
+    found: type = getattr(importlib.import_module(f"datadog_api_client.{module}"), attribute)
+    return found
 
 
 @cache
@@ -51,7 +42,7 @@ def problems(kind: Kind, body: Mapping[str, Any]) -> list[str]:
 
 
 def located(kind: Kind, body: Mapping[str, Any]) -> list[Problem]:
-    return list(_located(kind.name, json.dumps(body, sort_keys=True)))
+    return list(_located(kind.model.name, json.dumps(body, sort_keys=True)))
 
 
 # Environments share a dashboard's widgets, and a run checks the same bodies again (validate, then plan):
@@ -59,7 +50,7 @@ def located(kind: Kind, body: Mapping[str, Any]) -> list[Problem]:
 @lru_cache(maxsize=4096)
 def _located(model: str, body: str) -> tuple[Problem, ...]:
     try:
-        parsed = _client().deserialize(body, (_MODELS[model],), True)
+        parsed = _client().deserialize(body, (_model(model),), True)
     except (OpenApiException, TypeError, ValueError) as exc:
         return (("", str(exc).splitlines()[0]),)
     found: list[Problem] = []
@@ -69,17 +60,19 @@ def _located(model: str, body: str) -> tuple[Problem, ...]:
     return tuple(found)
 
 
-def _dashboard(body: Mapping[str, Any]) -> list[Problem]:
-    """A dashboard checked widget by widget, so a widget every environment shares is checked once."""
-    widgets = body.get("widgets")
-    if not isinstance(widgets, list) or not all(isinstance(w, dict) for w in widgets):
-        return located(DASHBOARD, body)
-    found = located(DASHBOARD, {**body, "widgets": []})
-    for index, widget in enumerate(widgets):
-        at = f"widgets[{index}]"
+def _item_by_item(kind: Kind, body: Mapping[str, Any]) -> list[Problem]:
+    """A body whose list (a dashboard's widgets) is checked item by item, so an item every environment
+    shares is checked once."""
+    assert kind.model.each is not None
+    name, model = kind.model.each
+    items = body.get(name)
+    if not isinstance(items, list) or not all(isinstance(w, dict) for w in items):
+        return located(kind, body)
+    found = located(kind, {**body, name: []})
+    for index, item in enumerate(items):
+        at = f"{name}[{index}]"
         found += [
-            (f"{at}.{path}" if path else at, what)
-            for path, what in _located("widget", json.dumps(widget, sort_keys=True))
+            (f"{at}.{path}" if path else at, what) for path, what in _located(model, json.dumps(item, sort_keys=True))
         ]
     return found
 
@@ -90,17 +83,14 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
     found: list[tuple[Resource, Problem]] = []
     checked: dict[str, list[Problem]] = {}
     for resource in resources:
-        if resource.kind in _BY_SHAPE:
+        if resource.kind.model.by_shape:
             shape = json.dumps(_shape(resource.body), sort_keys=True)
             if shape not in checked:
                 checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
         else:
-            result = (
-                _dashboard(_shortened(resource.body))
-                if resource.kind == DASHBOARD
-                else located(resource.kind, _shortened(resource.body))
-            )
+            check = _item_by_item if resource.kind.model.each else located
+            result = check(resource.kind, _shortened(resource.body))
         found += [(resource, problem) for problem in result]
     return found
 

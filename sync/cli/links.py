@@ -9,7 +9,7 @@ from sync.cli import live
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import checked
 from sync.core.kinds import Kind
-from sync.core.plan import DELETE
+from sync.core.plan import Action
 from sync.expand import oncall
 from sync.report import links as sheets
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             # Links show the objects obs manages already: look-alikes `sync --adopt` would take over are not yet.
             found, source = live.plan(dd, args.env, desired, adopt=False)
         # The objects a sync keeps; duplicates and orphans it would delete are not worth a link.
-        ids = {(c.kind, c.key): c.id for c in found.changes if c.id and c.action != DELETE}
+        ids = {(c.kind, c.key): c.id for c in found.changes if c.id and c.action != Action.DELETE}
     sheet = oncall.sheet(defs, env, desired, ids, placed)
     sys.stdout.write(sheets.render(sheet, args.format, source=source, offline=args.offline))
     return Exit.OK

@@ -18,10 +18,10 @@ from sync.cli.desired import checked
 from sync.core import durations
 from sync.core.downtimes import schedule_words
 from sync.core.keys import Key
+from sync.core.kinds import DOWNTIME
 from sync.core.resources import MANAGED_TAG, Resource, forged_marker
-from sync.datadog import adhoc
+from sync.datadog import adhoc, listing
 from sync.datadog.client import Datadog, RequestFailed
-from sync.datadog.reads import downtime_key
 from sync.definitions.maintenance import mutes_by_default
 from sync.errors import ObsError
 from sync.expand import maintenance
@@ -134,9 +134,9 @@ def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
 def _list(dd: Datadog, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     rows: dict[tuple[str, str], list[str]] = {}  # (kind and name, when) -> queue/metric
-    for found in dd.downtimes():
+    for found in listing.objects(dd, DOWNTIME):
         message = str(found.get("message") or "")
-        planned, adhoc = downtime_key(found), maintenance.adhoc_key(message)
+        planned, adhoc = DOWNTIME.owner(found), maintenance.adhoc_key(message)
         key = Key.parse(planned or adhoc or "")
         if key is None or key.env != args.env or key.metric is None:
             continue  # made by hand, another environment's, or one whose marker someone cut short

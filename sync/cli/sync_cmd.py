@@ -111,7 +111,7 @@ def _apply(
     if not (args.yes or args.dry_run) and sys.stdin.isatty():
         _confirm(plan.env, len(plan.pending))
     total = len(apply.checked(plan)) if args.dry_run else len(plan.pending)
-    unchecked = sum(c.kind.validated and apply.awaits_ids(c) for c in plan.pending) if args.dry_run else 0
+    unchecked = sum(c.kind.api.validates and apply.awaits_ids(c) for c in plan.pending) if args.dry_run else 0
     outcomes = apply.apply(plan, dd, dry_run=args.dry_run, workers=args.concurrency, done=_progress(total, args.env))
     return outcomes, unchecked
 

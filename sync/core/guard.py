@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sync.core.plan import DELETE, UNCHANGED, UPDATE, Plan
+from sync.core.plan import Action, Plan
 from sync.core.resources import Resource
 from sync.errors import ObsError
 
@@ -28,8 +28,8 @@ def check(
             "check --definitions and the environment's queues and metrics",
         )
     # Duplicate repairs are not counted: each deletes an exact copy whose twin stays.
-    orphans = [c for c in plan.changes if c.action == DELETE and c.duplicate_of is None]
-    managed = sum(c.action in (UPDATE, UNCHANGED) for c in plan.changes) + len(orphans)
+    orphans = [c for c in plan.changes if c.action == Action.DELETE and c.duplicate_of is None]
+    managed = sum(c.action in (Action.UPDATE, Action.UNCHANGED) for c in plan.changes) + len(orphans)
     limit = delete_limit(managed) if max_deletes is None else max_deletes
     if len(orphans) > limit and not allow_mass_delete:
         raise ObsError.of(
@@ -42,4 +42,4 @@ def check(
 
 def without_deletes(plan: Plan) -> Plan:
     """The plan for --no-delete: orphans and duplicates stay."""
-    return replace(plan, changes=tuple(c for c in plan.changes if c.action != DELETE))
+    return replace(plan, changes=tuple(c for c in plan.changes if c.action != Action.DELETE))

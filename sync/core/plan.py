@@ -1,7 +1,7 @@
 """Pure: desired resources x live objects -> the changes that make live match desired.
 
-Only what we own is compared: the live object is projected onto the desired body's shape, then the
-server's known rewrites are normalised away, so that a plan right after a sync is empty.
+Live objects are matched to desired resources by kind and key; each pair is compared by its kind's diff
+rules (sync.core.diff), so that a plan right after a sync is empty.
 """
 
 from __future__ import annotations
@@ -9,21 +9,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.diff import FieldChange, diff, same
 from sync.core.keys import env_of
 from sync.core.kinds import Kind
-from sync.core.resources import Resource, title_of
+from sync.core.resources import Resource
 
-CREATE, UPDATE, DELETE, UNCHANGED = "create", "update", "delete", "unchanged"
-ACTIONS = (CREATE, UPDATE, DELETE, UNCHANGED)
 
-_ABSENT = object()
-# Lists whose order the server does not keep: a downtime's notify_end_states come back in any order.
-_UNORDERED = frozenset({"tags", "notify_end_states", "notify_end_types", "monitor_identifier.monitor_tags"})
-_TYPE_ALIASES = {"metric alert": "query alert"}  # the server swaps these two for classic metric queries
+class Action(StrEnum):
+    """What a change does to its object; the values are what json output and saved plans say."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    UNCHANGED = "unchanged"
 
 
 @dataclass(frozen=True)
@@ -38,15 +40,8 @@ class Live:
 
 
 @dataclass(frozen=True)
-class FieldChange:
-    path: str
-    old: Any
-    new: Any
-
-
-@dataclass(frozen=True)
 class Change:
-    action: str
+    action: Action
     kind: Kind
     key: str
     title: str
@@ -69,11 +64,11 @@ class Plan:
 
     def count(self) -> dict[str, int]:
         counts = Counter(c.action for c in self.changes)
-        return {**{a: counts.get(a, 0) for a in ACTIONS}, "unmanaged": len(self.unmanaged)}
+        return {**{a: counts.get(a, 0) for a in Action}, "unmanaged": len(self.unmanaged)}
 
     @property
     def pending(self) -> tuple[Change, ...]:
-        return tuple(c for c in self.changes if c.action != UNCHANGED)
+        return tuple(c for c in self.changes if c.action != Action.UNCHANGED)
 
     @property
     def awaiting(self) -> list[str]:
@@ -110,17 +105,24 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     for at, resource in wanted.items():
         match = current.pop(at, None) or adopted.get(at)
         if match is None:
-            changes.append(_change(CREATE, resource, bodies[at]))
+            changes.append(_change(Action.CREATE, resource, bodies[at]))
             continue
-        fields = diff(bodies[at], match.body)
+        fields = diff(resource.kind, bodies[at], match.body)
         note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
-        fixed = next((f.path for f in fields if f.path in (resource.kind.fixed, *resource.kind.recreate_on)), None)
+        rules = resource.kind.diff
+        fixed = next((f.path for f in fields if f.path in (rules.fixed, *rules.recreate_on)), None)
         replace = fixed is not None
         if replace:
             note = f"its {fixed} cannot change in place: it is deleted and created again, with a new ID"
-        changes.append(_change(UPDATE if fields else UNCHANGED, resource, bodies[at], match.id, fields, note, replace))
+        changes.append(
+            _change(
+                Action.UPDATE if fields else Action.UNCHANGED, resource, bodies[at], match.id, fields, note, replace
+            )
+        )
     for (kind, key), orphan in current.items():
-        changes.append(Change(DELETE, kind, key, title_of(orphan.body), env, id=orphan.id, removes=_held(orphan)))
+        changes.append(
+            Change(Action.DELETE, kind, key, orphan.kind.title(orphan.body), env, id=orphan.id, removes=_held(orphan))
+        )
     changes.sort(key=lambda c: (c.kind.order, c.key, c.id or ""))
     unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind.order, o.id))
     return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
@@ -133,8 +135,8 @@ def _keep_first(resource: Resource | None, obj: Live) -> tuple[bool, str, str]:
 
 def _fits(resource: Resource | None, obj: Live) -> bool:
     """Whether the live object can become the resource in place (its type or layout is the same)."""
-    fixed = obj.kind.fixed
-    return resource is None or _normal(resource.body.get(fixed), fixed) == _normal(obj.body.get(fixed), fixed)
+    fixed = obj.kind.diff.fixed
+    return resource is None or same(obj.kind, fixed, resource.body.get(fixed), obj.body.get(fixed))
 
 
 def _linked(
@@ -153,14 +155,22 @@ def _linked(
 def _twin(body: Mapping[str, Any] | None, keep: Live, twin: Live, env: str) -> Change:
     """A second live object with a key. An exact copy (a create retried after its answer was lost) is a
     duplicate; one that differs may be a person's copy, so its deletion counts as an orphan's."""
-    title, removes = title_of(twin.body), _held(twin)
-    if body is not None and not diff(body, twin.body):
+    title, removes = twin.kind.title(twin.body), _held(twin)
+    if body is not None and not diff(twin.kind, body, twin.body):
         note = f"duplicate of {twin.kind} {keep.id}, which is kept"
         return Change(
-            DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, duplicate_of=keep.id, removes=removes
+            Action.DELETE,
+            twin.kind,
+            twin.key or "",
+            title,
+            env,
+            id=twin.id,
+            note=note,
+            duplicate_of=keep.id,
+            removes=removes,
         )
     note = f"a second {twin.kind} with this key, kept {keep.id} instead (a copy made by hand?)"
-    return Change(DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, removes=removes)
+    return Change(Action.DELETE, twin.kind, twin.key or "", title, env, id=twin.id, note=note, removes=removes)
 
 
 def _held(obj: Live) -> dict[str, Any]:
@@ -172,18 +182,18 @@ def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> di
     titles = {(r.kind, r.title.strip()) for r in desired}
     found: dict[tuple[Kind, str], list[Live]] = {}
     for obj in live:
-        title = (obj.kind, title_of(obj.body).strip())
+        title = (obj.kind, obj.kind.title(obj.body).strip())
         if obj.key is None and title in titles:
             found.setdefault(title, []).append(obj)
     return found
 
 
 def _same_type(resource: Resource, obj: Live) -> bool:
-    return bool(_normal(resource.body.get("type"), "type") == _normal(obj.body.get("type"), "type"))
+    return same(resource.kind, "type", resource.body.get("type"), obj.body.get("type"))
 
 
 def _change(
-    action: str,
+    action: Action,
     resource: Resource,
     body: Mapping[str, Any],
     live_id: str | None = None,
@@ -204,82 +214,3 @@ def _change(
         replace,
         body=body,
     )
-
-
-def diff(desired: Mapping[str, Any], live: Mapping[str, Any]) -> tuple[FieldChange, ...]:
-    """Field changes from live to desired, as dotted paths, over what obs owns: the desired body's keys, and
-    the keys obs may have set before but leaves out now (a removed warning threshold, a renotify interval
-    set to 0), so that a live value left from an older definition is not kept by mistake."""
-    found: list[FieldChange] = []
-    _diff(desired, live, "", found)
-    return tuple(found)
-
-
-# Mappings obs owns whole: the server adds nothing inside them but widget ids.
-_OWNED_WHOLE = ("options.thresholds", "widgets", "template_variables")
-_INSIDE_OWNED_WHOLE = tuple(f"{p}{c}" for p in _OWNED_WHOLE for c in ".[")
-# Keys obs leaves out when unset instead of sending a default; the server does not fill them in.
-# An SLO correction's rrule: a recurring correction that becomes one-time must not stay recurring.
-_OWNED_WHEN_ABSENT = frozenset({"priority", "options.renotify_interval", "warning_threshold", "rrule"})
-
-
-def _diff(want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
-    if isinstance(want, Mapping) and isinstance(have, Mapping):
-        owned = set(want) | {k for k in have if k not in want and _owned_when_absent(_join(path, k))}
-        for key in sorted(owned):
-            if key != "id":  # ids are the server's, at any depth (a dashboard's, its widgets')
-                _diff(want.get(key, _ABSENT), have.get(key, _ABSENT), _join(path, key), found)
-        return
-    if isinstance(want, list) and isinstance(have, list) and len(want) == len(have) and path not in _UNORDERED:
-        for index, (w, h) in enumerate(zip(want, have, strict=True)):
-            _diff(w, h, f"{path}[{index}]", found)
-        return
-    if _normal(want, path) != _normal(have, path):
-        found.append(FieldChange(path, None if have is _ABSENT else have, None if want is _ABSENT else want))
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else str(key)
-
-
-def _owned_when_absent(path: str) -> bool:
-    # An SLO's per-timeframe warning, like its warning_threshold, stays live until a full update drops it.
-    slo_warning = path.startswith("thresholds[") and path.endswith("].warning")
-    return path.startswith(_INSIDE_OWNED_WHOLE) or path in _OWNED_WHEN_ABSENT or slo_warning
-
-
-def _normal(value: Any, path: str) -> Any:
-    """The comparable form of a leaf: the server's rewrites undone."""
-    if value is _ABSENT or value is None or value == {}:
-        return None  # null, absent and an empty mapping (the server drops `thresholds: {}`) mean the same
-    if path == "priority" and value == 0:
-        return None  # the server stores priority 0 as null
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return float(value)  # thresholds come back as floats: 2 == 2.0
-    if isinstance(value, str):
-        text = value.strip()  # name, message and query are trimmed server-side
-        if path == "rrule" or path.endswith(".rrule"):
-            return sorted(p for p in text.upper().split(";") if p)  # the parts of an RRULE in any order
-        if path in _MOMENTS:
-            return _moment(text)
-        return _TYPE_ALIASES.get(text, text) if path == "type" else text
-    if isinstance(value, list):
-        items = [_normal(v, path) for v in value]
-        return sorted(map(repr, items)) if path in _UNORDERED else items
-    if isinstance(value, Mapping):
-        return {k: _normal(v, path) for k, v in value.items() if k != "id" and v is not None}
-    return value
-
-
-# A one-time downtime's times: sent as ISO 8601 with a zero offset, answered in any equivalent spelling.
-_MOMENTS = frozenset({"schedule.start", "schedule.end"})
-
-
-def _moment(text: str) -> str:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return text
-    return moment.astimezone(UTC).isoformat() if moment.tzinfo else text

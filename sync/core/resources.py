@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sync.core.keys import Key
-from sync.core.kinds import Kind
+
+if TYPE_CHECKING:  # the kinds read markers with the functions below
+    from sync.core.kinds import Kind
 
 MANAGED_TAG = "managed-by:obs"
 KEY_TAG_PREFIX = "obs-key:"
@@ -37,14 +39,7 @@ class Resource:
 
     @property
     def title(self) -> str:
-        return title_of(self.body)
-
-
-def title_of(body: Mapping[str, Any]) -> str:
-    """What a person calls the object: a monitor's name, a dashboard's title, the first line of a downtime's
-    message or of an SLO correction's description."""
-    named = body.get("name") or body.get("title")
-    return str(named) if named else str(body.get("message") or body.get("description") or "").partition("\n")[0]
+        return self.kind.title(self.body)
 
 
 def sort_key(resource: Resource) -> tuple[int, str]:
@@ -74,15 +69,7 @@ def tags_key(tags: Iterable[str]) -> str | None:
     return keys[0] if MANAGED_TAG in tags and len(keys) == 1 and keys[0] else None
 
 
-def owner_key(kind: Kind, body: Mapping[str, object]) -> str | None:
-    """The key a live or rendered object carries, wherever its kind keeps the marker; None when not ours."""
-    if kind.marker == "tags":
-        found = body.get("tags")
-        return tags_key(str(t) for t in found) if isinstance(found, list | tuple) else None
-    return marker_key(str(body.get(kind.marker) or ""), DASHBOARD_MARKER)
-
-
 def forged_marker(text: str) -> str | None:
-    """The marker text a piece of user text holds, if any (what `owner_key` reads must come from obs only)."""
+    """The marker text a piece of user text holds, if any (what `Kind.owner` reads must come from obs only)."""
     found = _MARKER_TEXT.search(text)
     return found.group(0) if found else None

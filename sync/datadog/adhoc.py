@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sync.core.kinds import DOWNTIME
-from sync.core.resources import tags_key
+from sync.core.kinds import DOWNTIME, MONITOR
+from sync.datadog import listing
 from sync.datadog.client import Datadog, RequestFailed
 
 _ATTEMPTS = 3
@@ -32,7 +32,7 @@ class Started:
 def live(dd: Datadog, key_of: KeyOf) -> dict[str, list[dict[str, Any]]]:
     """The live ad-hoc downtimes (one read of the downtime list) by key."""
     found: dict[str, list[dict[str, Any]]] = {}
-    for downtime in dd.downtimes():
+    for downtime in listing.objects(dd, DOWNTIME):
         key = key_of(str(downtime.get("message") or ""))
         if key is not None:
             found.setdefault(key, []).append(downtime)
@@ -106,11 +106,11 @@ def alerting(dd: Datadog, tags: str, metrics: Iterable[str]) -> list[tuple[str, 
     """(key, state) of the monitors with these tags, of these metrics, that are in a state a page is for."""
     wanted = {f"metric:{m}" for m in metrics}
     found = []
-    for monitor in dd.monitors_tagged(tags):
+    for monitor in listing.objects(dd, MONITOR, tags):  # composites too
         monitor_tags = set(monitor.get("tags") or ())
         state = str(monitor.get("overall_state") or "")
         pages = state in ALERTING or (state == "No Data" and (monitor.get("options") or {}).get("notify_no_data"))
         if monitor_tags & wanted and pages:
-            key = tags_key(monitor_tags) or str(monitor.get("name") or monitor.get("id"))
+            key = MONITOR.owner(monitor) or str(monitor.get("name") or monitor.get("id"))
             found.append((key, state))
     return sorted(found)

@@ -19,10 +19,9 @@ from typing import Any
 from sync.core import placeholders
 from sync.core.kinds import KINDS
 from sync.core.outcome import Outcome
-from sync.core.plan import CREATE, DELETE, UPDATE, Change, Plan
-from sync.datadog import settle
+from sync.core.plan import Action, Change, Plan
+from sync.datadog import listing, settle
 from sync.datadog.client import Datadog, RequestFailed
-from sync.datadog.reads import READERS
 
 _CREATE_ATTEMPTS = 3
 _PASSES = 3  # the first writes, then up to two rounds of what the end-of-run check made possible
@@ -32,8 +31,8 @@ def phases(plan: Plan) -> list[list[Change]]:
     """Writes in dependency order, each phase finishing before the next starts: creates and updates of what
     others link to first, deletions of it last."""
     pending = plan.pending
-    writes = [[c for c in pending if c.kind == kind and c.action != DELETE] for kind in KINDS]
-    deletes = [[c for c in pending if c.kind == kind and c.action == DELETE] for kind in reversed(KINDS)]
+    writes = [[c for c in pending if c.kind == kind and c.action != Action.DELETE] for kind in KINDS]
+    deletes = [[c for c in pending if c.kind == kind and c.action == Action.DELETE] for kind in reversed(KINDS)]
     return writes + deletes
 
 
@@ -71,7 +70,7 @@ def _writer(dd: Datadog) -> Run:
 
 def known(outcomes: Sequence[Outcome]) -> dict[placeholders.Ref, str]:
     """The IDs of the objects written or found in this sync, for the links to them."""
-    return {(o.change.kind.name, o.change.key): o.id for o in outcomes if o.id and o.change.action != DELETE}
+    return {(o.change.kind.name, o.change.key): o.id for o in outcomes if o.id and o.change.action != Action.DELETE}
 
 
 def _again(outcome: Outcome, ids: Ids) -> Change | None:
@@ -84,8 +83,8 @@ def _again(outcome: Outcome, ids: Ids) -> Change | None:
         return change
     if not outcome.awaited or not outcome.awaited <= set(ids):
         return None
-    if outcome.ok and change.action == CREATE and outcome.id:
-        return dataclasses.replace(change, action=UPDATE, id=outcome.id, replace=False)
+    if outcome.ok and change.action == Action.CREATE and outcome.id:
+        return dataclasses.replace(change, action=Action.UPDATE, id=outcome.id, replace=False)
     return None if outcome.ok else change
 
 
@@ -103,7 +102,7 @@ def checked(plan: Plan) -> tuple[Change, ...]:
     """What a dry run can check with the API: creates and updates of the kinds it can validate (dashboards
     have no validate endpoint, and deletions nothing to validate), except those whose query names an object
     the sync would create first (a burn-rate monitor of a new SLO): no ID can stand in for it."""
-    return tuple(c for c in plan.pending if c.kind.validated and c.action != DELETE and not awaits_ids(c))
+    return tuple(c for c in plan.pending if c.kind.api.validates and c.action != Action.DELETE and not awaits_ids(c))
 
 
 def awaits_ids(change: Change) -> bool:
@@ -130,7 +129,7 @@ def _run_phases(
                 outcomes.append(outcome)
                 # A failed replacement still has an object (the old one, or the new one whose predecessor
                 # could not be deleted): links to it stay. Only a failed create leaves none.
-                if outcome.id and outcome.change.action != DELETE:
+                if outcome.id and outcome.change.action != Action.DELETE:
                     ids[outcome.change.kind.name, outcome.change.key] = outcome.id
     finally:
         # On Ctrl-C, finish only the writes already in flight; the next sync picks up the rest.
@@ -172,11 +171,11 @@ def _write(dd: Datadog, change: Change, ids: Ids) -> Outcome:
     lost: list[str] = []  # answers lost to a create: it may have committed, even after a lookup missed it
     awaited: frozenset[placeholders.Ref] = frozenset()
     try:
-        if change.action == DELETE:
+        if change.action == Action.DELETE:
             dd.delete(change.kind, str(change.id))
             return Outcome(change, change.id)
         body, linked, awaited = _body(change, ids)
-        if change.action == CREATE:
+        if change.action == Action.CREATE:
             new_id, note = _create(dd, change, body, lost)
             return Outcome(change, new_id, note=note or linked, doubtful=bool(lost), awaited=awaited)
         if change.replace:
@@ -213,7 +212,7 @@ def _create(
             if not exc.ambiguous:
                 raise
             lost.append(exc.detail)
-            if READERS[change.kind].complete:
+            if change.kind.listing.complete:
                 raise  # a lookup would read every object of the org: the end-of-run check does it once
             found = _find(dd, change, replacing)
             if found is not None:
@@ -225,7 +224,7 @@ def _create(
 
 
 def _find(dd: Datadog, change: Change, replacing: str | None) -> str | None:
-    found = READERS[change.kind].find(dd, change.key)
+    found = listing.find(dd, change.kind, change.key)
     # The object being replaced carries the same key: it is not the one we just created.
     ids = sorted((o.created, o.id) for o in found if o.key == change.key and o.id != replacing)
     return ids[0][1] if ids else None

@@ -14,11 +14,12 @@ import time
 from collections.abc import Mapping, Sequence
 
 from sync.core import placeholders
+from sync.core.diff import diff
 from sync.core.kinds import Kind
 from sync.core.outcome import Outcome
-from sync.core.plan import CREATE, DELETE, Live, diff
+from sync.core.plan import Action, Live
+from sync.datadog import listing
 from sync.datadog.client import Datadog, RequestFailed
-from sync.datadog.reads import READERS
 
 MAX_GRACE = 10.0  # seconds; a write the server still holds after this is beyond what one run waits for
 
@@ -66,11 +67,10 @@ def _live(dd: Datadog, doubtful: Sequence[Outcome]) -> list[Live]:
         keys.setdefault(outcome.change.kind, set()).add(outcome.change.key)
     found: dict[tuple[Kind, str], Live] = {}  # by ID: lookups of two keys may both return one object
     for kind, wanted in sorted(keys.items(), key=lambda item: item[0].order):
-        reader = READERS[kind]
-        if reader.wider is not None and (reader.complete or len(wanted) > _BY_KEY):
-            objs = reader.wider(dd)
+        if kind.listing.wider and (kind.listing.complete or len(wanted) > _BY_KEY):
+            objs = listing.wider(dd, kind)
         else:
-            objs = [obj for key in sorted(wanted) for obj in reader.find(dd, key)]
+            objs = [obj for key in sorted(wanted) for obj in listing.find(dd, kind, key)]
         found.update(((obj.kind, obj.id), obj) for obj in objs)
     return list(found.values())
 
@@ -87,18 +87,18 @@ def _unchecked(outcome: Outcome, exc: RequestFailed) -> Outcome:
 def _settled(dd: Datadog, outcome: Outcome, twins: list[Live], ids: Ids, grace: float) -> Outcome:
     change = outcome.change
     later = f"{grace:.1f} s later"
-    if change.action == DELETE:
+    if change.action == Action.DELETE:
         if outcome.ok or any(t.id == change.id for t in twins):
             return dataclasses.replace(outcome, error=f"{outcome.error}; still there {later}" if outcome.error else "")
         return dataclasses.replace(outcome, error="", note="deleted, although its answer was lost")
-    if change.action == CREATE or change.replace:
+    if change.action == Action.CREATE or change.replace:
         return _created(dd, outcome, [t for t in twins if not change.replace or t.id != change.id], later)
     if outcome.ok:
         return outcome
     current = next((t for t in twins if t.id == change.id), None)
     assert change.body is not None  # every update carries its body
     sent = placeholders.resolve(change.body, ids, drop_unresolved=True)
-    if current is not None and not diff(sent, current.body):
+    if current is not None and not diff(change.kind, sent, current.body):
         return dataclasses.replace(outcome, error="", note="updated, although its answer was lost")
     return dataclasses.replace(outcome, error=f"{outcome.error}; not applied ({later})")
 

@@ -174,10 +174,9 @@ def sheet(
 
     def page(resource: Resource) -> Page:
         found = ids.get((resource.kind, resource.key))
-        url = None
-        if found is not None:
-            url = urls.PAGES[resource.kind](env.site, found)
-        return Page(resource.key, resource.title, found, url)
+        return Page(
+            resource.key, resource.title, found, None if found is None else urls.page(resource.kind, env.site, found)
+        )
 
     monitors: dict[str | None, list[Page]] = {}
     slos: dict[str | None, list[Link]] = {}
@@ -186,7 +185,7 @@ def sheet(
             monitors.setdefault(resource.queue, []).append(page(resource))
         if resource.kind == SLO:  # a placeholder for the ID until the SLO exists, as for dashboards
             slo_id = ids.get((SLO, resource.key), placeholders.placeholder(SLO.name, resource.key))
-            slos.setdefault(resource.queue, []).append(Link("SLO", urls.slo(env.site, slo_id)))
+            slos.setdefault(resource.queue, []).append(Link("SLO", str(urls.page(SLO, env.site, slo_id))))
     queues = tuple(
         QueueSheet(
             name=q.name,

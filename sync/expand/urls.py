@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from sync.core.kinds import COMPOSITE, DASHBOARD, DOWNTIME, MONITOR, SLO, Kind
+from sync.core.kinds import Kind
 from sync.expand import placement
 
 # The app host is not always app.<site> (docs.datadoghq.com/getting_started/site); the API host always is api.<site>.
@@ -35,23 +35,12 @@ def app(site: str) -> str:
     return APP_HOSTS[site]
 
 
-def monitor(site: str, monitor_id: str) -> str:
-    return f"{app(site)}/monitors/{monitor_id}"
-
-
-def slo(site: str, slo_id: str) -> str:
-    """The SLO's status, error budget and history, in the SLO manager."""
-    return f"{app(site)}/slo/manage?{urlencode({'slo_id': slo_id}, quote_via=quote, safe='${}:/')}"
-
-
-# The page of one object, by kind.
-PAGES: Mapping[Kind, Callable[[str, str], str]] = {
-    SLO: slo,
-    MONITOR: monitor,
-    COMPOSITE: monitor,
-    DASHBOARD: lambda site, object_id: dashboard(site, object_id, {}),
-    DOWNTIME: lambda site, object_id: f"{app(site)}/monitors/downtimes?id={object_id}",
-}
+def page(kind: Kind, site: str, object_id: str) -> str | None:
+    """The object's page in the Datadog app, where its kind has one (`Kind.page`). An ID may be a placeholder
+    (`${slo_id:KEY}`) until the object exists: its characters stay readable."""
+    if not kind.page:
+        return None
+    return app(site) + kind.page.format(id=quote(object_id, safe="${}:/"))
 
 
 def monitor_search(site: str, tags: Mapping[str, str]) -> str:

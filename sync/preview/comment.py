@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from sync.core import placeholders
 from sync.core.paging import AudienceChange
-from sync.core.plan import ACTIONS, UPDATE, Change, Plan
+from sync.core.plan import Action, Change, Plan
 from sync.preview.compare import WORKING_TREE, Preview
 from sync.preview.report import (
     audience,
@@ -86,7 +86,7 @@ class _Section:
         elif group.level == NO_FIELDS:
             self.hidden["diffs"] -= sum(bool(d) for fields in group.diffs for d in fields)
             self.hidden["fields"] += sum(len(c.fields) for c in group.changes)
-            self.hidden["updated"] += sum(c.action == UPDATE and bool(c.fields) for c in group.changes)
+            self.hidden["updated"] += sum(c.action == Action.UPDATE and bool(c.fields) for c in group.changes)
         else:
             self.hidden["resources"] += len(group.changes)
             self.hidden["queues"] += 1
@@ -176,9 +176,9 @@ def _header(preview: Preview) -> str:
     lines += ["", "| environment | create | update | delete | unchanged |", "|---|---:|---:|---:|---:|"]
     for plan in preview.plans:
         counts = plan.count()
-        lines.append(f"| {md.cell(md.code(plan.env))} | {' | '.join(str(counts[a]) for a in ACTIONS)} |")
+        lines.append(f"| {md.cell(md.code(plan.env))} | {' | '.join(str(counts[a]) for a in Action)} |")
     if len(preview.plans) > 1:
-        lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in ACTIONS)} |")
+        lines.append(f"| **total** | {' | '.join(str(totals[a]) for a in Action)} |")
     if any(plan.awaiting for plan in preview.plans):
         lines += ["", f"> {placeholders.PLACEHOLDER_NOTE}"]
     rows = paging_summary(preview, md.code, "→")  # targets are the only outside text: code spans hold them
@@ -259,7 +259,7 @@ def _omitted(section: _Section) -> list[str]:
             queues=len(section.groups),
             resources=len(changes),
             fields=sum(len(c.fields) for c in changes),
-            updated=sum(c.action == UPDATE and bool(c.fields) for c in changes),
+            updated=sum(c.action == Action.UPDATE and bool(c.fields) for c in changes),
         )
     out = [f"the breakdown by queue ({_count(len(section.groups), 'group')})"] if section.collapsed else []
     if hidden["resources"]:

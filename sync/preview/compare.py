@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from sync.core import placeholders
 from sync.core.conditions import ConditionChange, condition_changes
+from sync.core.diff import FieldChange, diff
 from sync.core.paging import AudienceChange, audience_changes
-from sync.core.plan import ACTIONS, CREATE, DELETE, UPDATE, Change, FieldChange, Live, Plan, diff, make_plan
+from sync.core.plan import Action, Change, Live, Plan, make_plan
 from sync.core.resources import Resource
 from sync.definitions.source import undotted
 from sync.errors import ObsError
@@ -23,7 +24,7 @@ from sync.preview.groups import SameChange, same_changes
 Rendered = Mapping[str, Sequence[Resource]]  # environment -> its desired resources
 WORKING_TREE = "working tree"  # the head when no revision is named
 # The order changes are shown in within a queue: what changes alerting that exists before what adds some.
-ACTION_ORDER = (UPDATE, DELETE, CREATE)
+ACTION_ORDER = (Action.UPDATE, Action.DELETE, Action.CREATE)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Preview:
 
     def totals(self) -> dict[str, int]:
         counts = [plan.count() for plan in self.plans]
-        return {action: sum(c[action] for c in counts) for action in ACTIONS}
+        return {action: sum(c[action] for c in counts) for action in Action}
 
 
 def consequence(env: str) -> tuple[int, str]:
@@ -134,17 +135,17 @@ def _completed(change: Change, was: Resource | None, now: Resource | None) -> Ch
 
     The plan compares only the fields the head declares (a live object has many more); between two
     revisions of our own bodies, a field that only the base has (a removed warning threshold) is a change."""
-    if change.action == DELETE:
+    if change.action == Action.DELETE:
         assert was is not None
         return dataclasses.replace(change, id=None, queue=was.queue)
-    if change.action == CREATE or was is None or now is None or was.body == now.body:
+    if change.action == Action.CREATE or was is None or now is None or was.body == now.body:
         return dataclasses.replace(change, id=None)
     known = {f.path for f in change.fields}
-    dropped = [FieldChange(f.path, f.new, f.old) for f in diff(was.body, now.body) if f.path not in known]
+    dropped = [FieldChange(f.path, f.new, f.old) for f in diff(change.kind, was.body, now.body) if f.path not in known]
     if not dropped:
         return dataclasses.replace(change, id=None)
     fields = tuple(sorted((*change.fields, *dropped), key=lambda f: _path_order(f.path)))
-    return dataclasses.replace(change, action=UPDATE, id=None, fields=fields)
+    return dataclasses.replace(change, action=Action.UPDATE, id=None, fields=fields)
 
 
 def _path_order(path: str) -> tuple[tuple[int, int, str], ...]:

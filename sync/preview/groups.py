@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core.diff import FieldChange
 from sync.core.kinds import Kind
-from sync.core.plan import UPDATE, FieldChange, Plan
+from sync.core.plan import Action, Plan
 
 SHOWN_FROM = 2  # a change made to at least this many resources is listed as one line
 
@@ -35,7 +36,7 @@ def same_changes(plans: Sequence[Plan], rank: Callable[[str], Any]) -> tuple[Sam
     found: dict[tuple[Kind, str, str, str], tuple[FieldChange, list[str], set[str]]] = {}
     for plan in plans:
         for change in plan.pending:
-            if change.action != UPDATE:
+            if change.action != Action.UPDATE:
                 continue
             for field in change.fields:
                 at = (change.kind, field.path, _canonical(field.old), _canonical(field.new))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from sync.core import guard
 from sync.core.conditions import silenced
-from sync.core.plan import DELETE, Plan
+from sync.core.plan import Action, Plan
 from sync.core.resources import Resource
 from sync.preview.facts import Facts
 
@@ -37,7 +37,7 @@ class Notice:
 def mass_delete(plan: Plan, base: Sequence[Resource]) -> Notice | None:
     """The sync of this environment will refuse these deletions: the same limit as `obs sync` (core.guard),
     with the base revision's resources as what obs manages there."""
-    deletes = sum(c.action == DELETE for c in plan.changes)
+    deletes = sum(c.action == Action.DELETE for c in plan.changes)
     limit = guard.delete_limit(len(base))
     if deletes <= limit:
         return None

@@ -22,13 +22,11 @@ import sys
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from sync.core.keys import Key
-from sync.core.kinds import KINDS, Kind
-from sync.core.resources import Resource, owner_key
+from sync.core.kinds import KINDS
+from sync.core.resources import Resource
 from sync.preview import revision
 from sync.preview.compare import Rendered
 
@@ -161,25 +159,14 @@ def _read(folder: Path) -> Rendered:
         for kind in KINDS:
             for path in sorted((env_folder / kind.plural).glob("*.json")):
                 body = json.loads(path.read_text(encoding="utf-8"))
-                key = _key(kind, body) or _stem_key(path.stem)
-                queue = _tag(body, "queue:") if kind.marker == "tags" else None
-                if kind.marker == "message":  # a downtime's key is env/queue/metric/maintenance/window
-                    parsed = Key.parse(key)
-                    queue = parsed.queue if parsed is not None else None
-                rendered.setdefault(env_folder.name, []).append(Resource(kind, key, body, env_folder.name, queue))
+                key = kind.owner(body) or _stem_key(path.stem)
+                rendered.setdefault(env_folder.name, []).append(
+                    Resource(kind, key, body, env_folder.name, kind.queue(key, body))
+                )
     return rendered
-
-
-def _key(kind: Kind, body: dict[str, Any]) -> str | None:
-    return owner_key(kind, body)
 
 
 def _stem_key(stem: str) -> str:
     """The key a rendered file is named for (`obs render` names it by the key, see Key.file_stem)."""
     found = Key.from_file_stem(stem)
     return str(found) if found is not None else stem.replace(".", "/")
-
-
-def _tag(body: dict[str, Any], prefix: str) -> str | None:
-    tags: Sequence[Any] = body.get("tags") or ()
-    return next((str(t)[len(prefix) :] for t in tags if str(t).startswith(prefix)), None)

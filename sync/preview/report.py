@@ -8,15 +8,16 @@ from typing import Any
 
 from sync.core import placeholders
 from sync.core.conditions import ConditionChange
+from sync.core.diff import FieldChange
 from sync.core.paging import AudienceChange, severity_order
-from sync.core.plan import ACTIONS, CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
+from sync.core.plan import Action, Change, Plan
 from sync.preview.compare import ACTION_ORDER, Preview
 from sync.preview.groups import SameChange
+from sync.report import vocabulary
 from sync.report.audience import line_diff, silence_lines
 from sync.report.changes import change_json
 from sync.report.corrections import correction_lines
 
-SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-"}
 ENVIRONMENT_WIDE = "environment-wide"  # resources of no one queue, such as the on-call dashboard
 SUMMARY_TARGETS = 5  # targets named per summary row; the count says how many more
 EXAMPLES = 3  # monitor keys named per audience change; the count says how many more
@@ -62,7 +63,7 @@ def paging_summary(
 
 
 def summary(counts: dict[str, int]) -> str:
-    return ", ".join(f"{counts[a]} {'unchanged' if a == UNCHANGED else f'to {a}'}" for a in ACTIONS)
+    return vocabulary.summary(counts)
 
 
 def by_queue(plan: Plan) -> list[tuple[str, list[Change]]]:
@@ -75,7 +76,7 @@ def by_queue(plan: Plan) -> list[tuple[str, list[Change]]]:
 
 def counted(changes: Sequence[Change]) -> str:
     """`2 to create, 1 to update`: only the actions present."""
-    return ", ".join(f"{n} to {a}" for a in (CREATE, UPDATE, DELETE) if (n := sum(c.action == a for c in changes)))
+    return vocabulary.counted(c.action for c in changes)
 
 
 def show(value: Any) -> str:
@@ -171,7 +172,7 @@ def text(preview: Preview) -> str:
 
 def _counts_table(preview: Preview) -> list[str]:
     """Per environment, how many resources each action touches, in aligned columns."""
-    rows = [["environment", *ACTIONS]] + [[p.env, *(str(p.count()[a]) for a in ACTIONS)] for p in preview.plans]
+    rows = [["environment", *Action]] + [[p.env, *(str(p.count()[a]) for a in Action)] for p in preview.plans]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
@@ -203,7 +204,7 @@ def _change_lines(preview: Preview) -> list[str]:
         for queue, changes in by_queue(plan):
             lines += ["", f"{plan.env} / {queue}: {counted(changes)}"]
             for change in changes:
-                lines.append(f"  {SIGNS[change.action]} {change.kind} {change.key}  {change.title}")
+                lines.append(f"  {vocabulary.SIGNS[change.action]} {change.kind} {change.key}  {change.title}")
                 if change.note:
                     lines.append(f"      ({change.note})")
                 for field in change.fields:
@@ -266,7 +267,7 @@ def as_json(preview: Preview) -> str:
 
 def _counts(plan: Plan) -> dict[str, int]:
     counts = plan.count()
-    return {action: counts[action] for action in ACTIONS}
+    return {action: counts[action] for action in Action}
 
 
 def _change_json(change: Change) -> dict[str, Any]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 
+from sync.core.diff import FieldChange
 from sync.core.downtimes import schedule_words, selects
 from sync.core.keys import Key
+from sync.core.kinds import DOWNTIME
 from sync.core.paging import routes, severity_order
-from sync.core.plan import CREATE, DELETE, UPDATE, Change, FieldChange, Plan
+from sync.core.plan import Action, Change, Plan
 from sync.report.corrections import correction_lines
 
 
@@ -31,7 +33,7 @@ def paging_lines(plan: Plan) -> list[str]:
     for change in plan.pending:
         if not change.kind.notifies:
             continue
-        if change.action == DELETE:
+        if change.action == Action.DELETE:
             deleted += 1
             continue
         old, new = _messages(change)
@@ -58,23 +60,23 @@ def silence_lines(plan: Plan) -> list[str]:
     """Maintenance windows the plan adds, moves or removes: which monitors each silences, and when.
     `window nightly-migrations silences 6 monitors of default (age, depth, ...) daily at 01:00 for 2 h,
     Europe/Berlin time`. Downtimes of one window and queue with one schedule share a line."""
-    monitors = [c for c in plan.changes if c.kind.notifies and c.action != DELETE and c.body is not None]
+    monitors = [c for c in plan.changes if c.kind.notifies and c.action != Action.DELETE and c.body is not None]
     silenced: dict[tuple[str, str, str, str], list[str]] = {}  # (verb, window, queue, when) -> metrics
     for change in plan.pending:
         key = Key.parse(change.key)
         held = key.maintenance if key is not None else None
-        if change.kind.name != "downtime" or held is None:
+        if change.kind is not DOWNTIME or held is None:
             continue
         queue, metric, window = held
-        if change.action == DELETE:
+        if change.action == Action.DELETE:
             silenced.setdefault(("no longer silences", window, queue, ""), []).append(metric)
             continue
         body = change.body or {}
-        if change.action == UPDATE and not any(f.path.startswith(_SILENCING) for f in change.fields):
+        if change.action == Action.UPDATE and not any(f.path.startswith(_SILENCING) for f in change.fields):
             continue
         tags = (body.get("monitor_identifier") or {}).get("monitor_tags") or ()
         hit = [str(Key.of(m.key).metric) for m in monitors if selects(tags, m.body or {})]
-        verb = "silences" if change.action == CREATE else "now silences"
+        verb = "silences" if change.action == Action.CREATE else "now silences"
         when = schedule_words(body.get("schedule") or {})
         silenced.setdefault((verb, window, queue, when), []).extend(hit)
     lines = []
@@ -89,9 +91,9 @@ def silence_lines(plan: Plan) -> list[str]:
 def _messages(change: Change) -> tuple[str, str]:
     """The message before and after the change: a create had none, an update says if it changed it."""
     message = str((change.body or {}).get("message", ""))
-    if change.action == CREATE:
+    if change.action == Action.CREATE:
         return "", message
-    assert change.action == UPDATE
+    assert change.action == Action.UPDATE
     field = next((f for f in change.fields if f.path == "message"), None)
     return (message, message) if field is None else (str(field.old or ""), str(field.new or ""))
 

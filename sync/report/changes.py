@@ -8,30 +8,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from sync.core import placeholders
+from sync.core.diff import FieldChange
 from sync.core.outcome import Outcome
-from sync.core.plan import CREATE, DELETE, UNCHANGED, UPDATE, Change, FieldChange, Plan
-from sync.core.resources import title_of
+from sync.core.plan import Action, Change, Plan
 from sync.report import markdown as md
+from sync.report import vocabulary
 from sync.report.audience import line_diff, paging_lines
 
-_SIGNS = {CREATE: "+", UPDATE: "~", DELETE: "-", UNCHANGED: "="}
-_COLOURS = {CREATE: "32", UPDATE: "33", DELETE: "31"}
+_COLOURS = {Action.CREATE: "32", Action.UPDATE: "33", Action.DELETE: "31"}
 _MAX_VALUE = 200
 _SAME_ERROR_SHOWN = 3
 
 
 def summary(plan: Plan) -> str:
-    c = plan.count()
-    return (
-        f"{c[CREATE]} to create, {c[UPDATE]} to update, {c[DELETE]} to delete, "
-        f"{c[UNCHANGED]} unchanged, {c['unmanaged']} unmanaged"
-    )
+    return vocabulary.summary(plan.count(), unmanaged=True)
 
 
 def text(plan: Plan, *, against: str, colour: bool = False) -> str:
     lines = [f"Plan for {plan.env} against {against}:"]
     for change in plan.pending:
-        head = f"{_SIGNS[change.action]} {change.kind} {change.key}"
+        head = f"{vocabulary.SIGNS[change.action]} {change.kind} {change.key}"
         if change.id:
             head += f" (id {change.id})"
         head += f"  {change.title}"
@@ -49,9 +45,8 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
                 old, new = _shown(field)
                 lines.append(f"    {field.path}: {old} -> {new}")
     for obj in plan.unmanaged:
-        lines.append(
-            f"? {obj.kind} {obj.id}  {title_of(obj.body)}: not managed by obs, left alone (--adopt takes it over)"
-        )
+        left = "not managed by obs, left alone (--adopt takes it over)"
+        lines.append(f"{vocabulary.UNMANAGED} {obj.kind} {obj.id}  {obj.kind.title(obj.body)}: {left}")
     paging = paging_lines(plan)
     if paging:
         lines += ["Who gets paged:", *(f"  {line}" for line in paging)]
@@ -68,7 +63,7 @@ def markdown(plan: Plan, *, against: str) -> str:
         "",
         "| create | update | delete | unchanged | unmanaged |",
         "|---:|---:|---:|---:|---:|",
-        f"| {c[CREATE]} | {c[UPDATE]} | {c[DELETE]} | {c[UNCHANGED]} | {c['unmanaged']} |",
+        f"| {c[Action.CREATE]} | {c[Action.UPDATE]} | {c[Action.DELETE]} | {c[Action.UNCHANGED]} | {c['unmanaged']} |",
         "",
     ]
     for change in plan.pending:
@@ -98,7 +93,7 @@ def as_json(plan: Plan, *, against: str) -> str:
         "against": against,
         "summary": plan.count(),
         "changes": [change_json(c) for c in plan.changes],
-        "unmanaged": [{"kind": o.kind.name, "id": o.id, "title": title_of(o.body)} for o in plan.unmanaged],
+        "unmanaged": [{"kind": o.kind.name, "id": o.id, "title": o.kind.title(o.body)} for o in plan.unmanaged],
         "awaiting_dashboard_ids": plan.awaiting,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
@@ -175,10 +170,7 @@ def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float, unche
     done = Counter(o.change.action for o in results if o.ok)
     uncertain = sum(o.doubtful for o in failed)
     unsure = f" ({uncertain} uncertain: they may have been made; the next plan shows)" if uncertain else ""
-    lines.append(
-        f"Applied: {done[CREATE]} created, {done[UPDATE]} updated, {done[DELETE]} deleted, "
-        f"{len(failed)} failed{unsure} in {seconds:.1f} s."
-    )
+    lines.append(f"Applied: {vocabulary.applied(done)}, {len(failed)} failed{unsure} in {seconds:.1f} s.")
     return "\n".join(lines) + "\n"
 
 

@@ -15,7 +15,7 @@ from sync.core.downtimes import schedule_words
 from sync.core.durations import text as duration
 from sync.core.keys import Key
 from sync.core.kinds import SLO_CORRECTION
-from sync.core.plan import CREATE, DELETE, UPDATE, Plan
+from sync.core.plan import Action, Plan
 
 # What decides which minutes a correction covers: a change elsewhere (its description) corrects nothing new.
 _TIMING = ("start", "end", "duration", "rrule", "timezone")
@@ -30,12 +30,12 @@ def correction_lines(plan: Plan) -> list[str]:
         if change.kind != SLO_CORRECTION or held is None or held[1] != _SLO:
             continue
         queue, _, window = held
-        if change.action == DELETE:
+        if change.action == Action.DELETE:
             found.append((window, queue, f"window {window} no longer corrects the SLO of {queue}"))
             continue
-        if change.action == UPDATE and not any(f.path in _TIMING for f in change.fields):
+        if change.action == Action.UPDATE and not any(f.path in _TIMING for f in change.fields):
             continue
-        verb = "corrects" if change.action == CREATE else "now corrects"
+        verb = "corrects" if change.action == Action.CREATE else "now corrects"
         when = timing_words(change.body or {})
         found.append((window, queue, f"window {window} {verb} the SLO of {queue}: {when}"))
     return [line for _, _, line in sorted(found)]
