@@ -28,6 +28,7 @@ from .fakedd import FakeDatadog
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = ROOT / "tests" / "fixtures" / "jobs"
+SMALL = ROOT / "tests" / "fixtures" / "small"
 EXAMPLE = Path(os.environ.get("OBS_EXAMPLE") or ROOT)
 GOLDEN = ROOT / "tests" / "golden"
 DEFINITION_PARTS = ("queues.yaml", "environments", "monitors", "dashboards")

@@ -1,5 +1,6 @@
-"""Golden files: the test catalogue's exact API bodies and plan reports (tests/fixtures/jobs, not the shipped
-example, so that an edit of the example churns none). Regenerate with --update-golden and review."""
+"""Golden files: the exact API bodies and plan report of a small fixture (tests/fixtures/small: two queues, a
+composite, an SLO, maintenance windows, three environments), not of the shipped example, so that an edit of the
+example churns none. Regenerate with `pytest --update-golden` and review the diff."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from sync.cli.app import main
-from tests.conftest import GOLDEN, JOBS, Golden
+from tests.conftest import GOLDEN, SMALL, Golden
 
 ENVS = ("dev", "prod", "staging")
 
 
 @pytest.mark.parametrize("env", ENVS)
 def test_rendered_payloads(env: str, tmp_path: Path, golden: Golden, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--definitions", str(JOBS), "render", "--env", env, "--out", str(tmp_path)]) == 0
+    assert main(["--definitions", str(SMALL), "render", "--env", env, "--out", str(tmp_path)]) == 0
     rendered = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.json"))
     assert rendered, "render wrote nothing"
     for relative in rendered:
@@ -27,6 +28,6 @@ def test_rendered_payloads(env: str, tmp_path: Path, golden: Golden, capsys: pyt
 
 @pytest.mark.parametrize(("fmt", "suffix"), [("text", "txt"), ("json", "json"), ("markdown", "md")])
 def test_offline_plan_report(fmt: str, suffix: str, golden: Golden, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--definitions", str(JOBS), "plan", "--env", "prod", "--offline", "--format", fmt])
+    code = main(["--definitions", str(SMALL), "plan", "--env", "prod", "--offline", "--format", fmt])
     assert code == 0
     golden(f"plan/prod-offline.{suffix}", capsys.readouterr().out)
