@@ -1,5 +1,11 @@
-"""Shared fixtures: the shipped example definitions, copies of it to break, golden files, and the CLI run
-against the fake Datadog."""
+"""Shared fixtures: the test catalogue and copies of it to break, golden files, and the CLI run against the fake
+Datadog.
+
+Unit and integration tests run on definitions of their own under tests/fixtures/ (JOBS, a frozen catalogue of
+six queues, and smaller sets), never on the shipped example: an edit of the example (a queue or metric added, a
+threshold raised, a metric renamed) breaks no count, line or golden file. The tests marked `example` check the
+shipped example itself (validate, obs test, render and plan); they read it from OBS_EXAMPLE, the repository
+root by default, so that they also run against an edited copy (tests/test_example_edits.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +27,10 @@ from sync.expand.desired import expand
 from .fakedd import FakeDatadog
 
 ROOT = Path(__file__).resolve().parent.parent
+JOBS = ROOT / "tests" / "fixtures" / "jobs"
+SMALL = ROOT / "tests" / "fixtures" / "small"
+EXAMPLE = Path(os.environ.get("OBS_EXAMPLE") or ROOT)
+GOLDEN = ROOT / "tests" / "golden"
 DEFINITION_PARTS = ("queues.yaml", "environments", "monitors", "dashboards")
 
 
@@ -30,16 +40,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture(scope="session")
 def example() -> Definitions:
-    return load(ROOT)
+    """The test catalogue, loaded (named `example` for history: it began as a copy of the shipped example)."""
+    return load(JOBS)
 
 
 @pytest.fixture
 def example_copy(tmp_path: Path) -> Path:
-    """A writable copy of the example definitions."""
+    """A writable copy of the test catalogue's definitions."""
     target = tmp_path / "defs"
     target.mkdir()
     for part in DEFINITION_PARTS:
-        source = ROOT / part
+        source = JOBS / part
         if source.is_dir():
             shutil.copytree(source, target / part)
         else:
@@ -48,22 +59,59 @@ def example_copy(tmp_path: Path) -> Path:
 
 
 Golden = Callable[[str, str], None]
+GOLDEN_WRITTEN = pytest.StashKey[set[Path]]()
+DESELECTED = pytest.StashKey[bool]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[GOLDEN_WRITTEN] = set()
+    config.stash[DESELECTED] = False
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        items[0].config.stash[DESELECTED] = True
 
 
 @pytest.fixture
 def golden(request: pytest.FixtureRequest) -> Golden:
     """Compare text with tests/golden/<name>; --update-golden rewrites it instead."""
     update = bool(request.config.getoption("--update-golden"))
+    written = request.config.stash[GOLDEN_WRITTEN]
 
     def check(name: str, text: str) -> None:
-        path = ROOT / "tests" / "golden" / name
+        path = GOLDEN / name
         if update:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
+            written.add(path)
         assert path.exists(), f"missing golden file {name}: run pytest --update-golden and review it"
         assert text == path.read_text(), f"{name} differs from its golden file (pytest --update-golden)"
 
     return check
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After a whole, green `pytest --update-golden`, delete the golden files no test wrote: they are stale.
+    A partial run (paths, -k, -m, a failure) cannot know which files the tests it left out would write."""
+    config = session.config
+    if not config.getoption("--update-golden"):
+        return
+    whole = config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.stash[DESELECTED]
+    whole = whole and exitstatus == 0 and not session.testsfailed
+    stale = sorted(p for p in GOLDEN.rglob("*") if p.is_file() and p not in config.stash[GOLDEN_WRITTEN])
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if not whole:
+        if stale and reporter:
+            reporter.write_line(f"golden: {len(stale)} files not written; a whole, green run deletes stale ones")
+        return
+    for path in stale:
+        path.unlink()
+    for folder in sorted((p for p in GOLDEN.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    if reporter:
+        reporter.write_line(f"golden: deleted {len(stale)} stale files")
 
 
 @pytest.fixture

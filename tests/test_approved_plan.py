@@ -38,7 +38,7 @@ def test_a_sync_applies_exactly_the_approved_plan(obs: Obs, dd: FakeDatadog, tmp
 
     assert obs("sync", "--env", "prod", "--plan", str(saved)) == 0, obs.err
     assert f"Applied: {desired(obs.definitions, 'prod')} created, 0 updated, 0 deleted, 0 failed" in obs.out
-    assert len(dd.monitors) == 120  # monitors and composites
+    assert len(dd.monitors) == desired(obs.definitions, "prod", kinds=("monitor", "composite"))
 
 
 def test_a_live_change_that_matters_refuses_the_approved_plan(obs: Obs, dd: FakeDatadog, tmp_path: Path) -> None:

@@ -9,11 +9,13 @@ import yaml
 
 from sync.cli.app import main
 
+from .conftest import JOBS
+
 CASES = sorted((Path(__file__).parent / "fixtures" / "bad").iterdir())
 
 
 def _apply(case: Path, defs: Path) -> None:
-    """A case is one edit of the example: replace a snippet, or the whole file's text or bytes."""
+    """A case is one edit of the test catalogue: replace a snippet, or the whole file's text or bytes."""
     edit = yaml.safe_load((case / "case.yaml").read_text())
     target = defs / edit["file"]
     if "bytes" in edit:
@@ -44,7 +46,7 @@ def test_there_are_at_least_fifteen_cases() -> None:
 
 
 def test_unknown_environment_names_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["plan", "--env", "prd", "--offline"])
+    code = main(["--definitions", str(JOBS), "plan", "--env", "prd", "--offline"])
     assert code == 1
     assert "unknown environment 'prd': use one of: dev, prod, staging" in capsys.readouterr().err
 

@@ -16,7 +16,9 @@ import yaml
 
 from sync.cli.app import main, parser
 from sync.cli.conventions import Exit
-from tests.conftest import ROOT, desired
+from tests.conftest import EXAMPLE, JOBS, ROOT, desired
+
+FOLDER_KINDS = {"monitors": "metric", "environments": "environment", "dashboards": "dashboard", "scenarios": "scenario"}
 
 
 def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -29,7 +31,7 @@ def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_definitions_from_environment_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OBS_DEFINITIONS", str(ROOT))
+    monkeypatch.setenv("OBS_DEFINITIONS", str(JOBS))
     assert main(["validate"]) == 0
 
 
@@ -37,12 +39,12 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
     stale = tmp_path / "monitors" / "prod.gone.age.json"
     stale.parent.mkdir(parents=True)
     stale.write_text("{}")
-    assert main(["--definitions", str(ROOT), "render", "--env", "prod", "--out", str(tmp_path)]) == 0
+    assert main(["--definitions", str(JOBS), "render", "--env", "prod", "--out", str(tmp_path)]) == 0
     assert not stale.exists()
     body = json.loads((tmp_path / "monitors" / "prod.critical.age.json").read_text())
     assert body["options"]["thresholds"]["critical"] == 90  # three times the 30 s SLO
-    assert len(list((tmp_path / "monitors").glob("*.json"))) == 103
-    assert len(list((tmp_path / "composites").glob("*.json"))) == 17
+    assert len(list((tmp_path / "monitors").glob("*.json"))) == desired(JOBS, "prod", kinds=("monitor",))
+    assert len(list((tmp_path / "composites").glob("*.json"))) == desired(JOBS, "prod", kinds=("composite",)) > 0
     assert [p.name for p in (tmp_path / "dashboards").iterdir()] == ["prod.oncall.json"]
     assert sorted(p.name for p in (tmp_path / "slos").iterdir()) == [
         "prod.critical.slo.json",
@@ -54,11 +56,11 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
 def test_render_without_env_writes_every_environment_or_nothing(
     tmp_path: Path, example_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["--definitions", str(ROOT), "render", "--out", str(tmp_path / "all")]) == 0
+    assert main(["--definitions", str(JOBS), "render", "--out", str(tmp_path / "all")]) == 0
     counts = {
         env: len(list((tmp_path / "all" / env / "monitors").glob("*.json"))) for env in ("dev", "prod", "staging")
     }
-    assert counts == {"dev": 73, "prod": 103, "staging": 103}
+    assert counts == {env: desired(JOBS, env, kinds=("monitor",)) for env in counts}
     out = capsys.readouterr().out
     assert "${dashboard_id:KEY}" in out  # the placeholder in dashboard links is said, once
 
@@ -71,40 +73,43 @@ def test_render_without_env_writes_every_environment_or_nothing(
 
 
 def test_plan_detailed_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
-    assert main(["--definitions", str(ROOT), "plan", "--env", "dev", "--offline"]) == 0
+    assert main(["--definitions", str(JOBS), "plan", "--env", "dev", "--offline", "--detailed-exitcode"]) == 2
+    assert main(["--definitions", str(JOBS), "plan", "--env", "dev", "--offline"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("Plan: 132 to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
+    n = desired(JOBS, "dev")
+    assert out.endswith(f"Plan: {n} to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
 def test_plan_json_is_machine_readable(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--definitions", str(ROOT), "plan", "--env", "staging", "--offline", "--format", "json"]) == 0
+    assert main(["--definitions", str(JOBS), "plan", "--env", "staging", "--offline", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["summary"]["create"] == 124
+    assert doc["summary"]["create"] == desired(JOBS, "staging")
     assert {c["action"] for c in doc["changes"]} == {"create"}
 
 
 def test_live_plan_without_offline_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--definitions", str(ROOT), "plan", "--env", "prod"]) == 1
+    assert main(["--definitions", str(JOBS), "plan", "--env", "prod"]) == 1
     assert "--offline" in capsys.readouterr().err
 
 
+@pytest.mark.example
 def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
     """The Quickstart's main job, through the installed entry point, with no credentials in the environment."""
     obs = Path(sys.executable).with_name("obs")
     result = subprocess.run(
         [str(obs), "plan", "--env", "prod", "--offline"],
-        cwd=ROOT,
+        cwd=EXAMPLE,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
         capture_output=True,
         text=True,
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    n = desired(ROOT, "prod")
+    n = desired(EXAMPLE, "prod")
     assert result.stdout.endswith(f"Plan: {n} to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
+@pytest.mark.example
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:
     assert main(["schemas", "--out", str(tmp_path)]) == 0
     schemas = {p.name: json.loads(p.read_text()) for p in tmp_path.glob("*.schema.json")}
@@ -113,16 +118,13 @@ def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(
         (name, referencing.Resource.from_contents(s)) for name, s in schemas.items()
     )
-    for kind, file in [
-        ("metric", "monitors/age.yaml"),
-        ("environment", "environments/prod.yaml"),
-        ("queues", "queues.yaml"),
-        ("scenario", "scenarios/poison-messages.yaml"),
-    ]:
-        first_line = (ROOT / file).read_text().splitlines()[0]
-        assert first_line.endswith(f"{kind}.schema.json"), "each example file names its schema for editors"
+    files = [(kind, p) for folder, kind in FOLDER_KINDS.items() for p in sorted((EXAMPLE / folder).glob("*.yaml"))]
+    assert {kind for kind, _ in files} == set(FOLDER_KINDS.values()), "every kind of file is checked"
+    for kind, file in [*files, ("queues", EXAMPLE / "queues.yaml")]:
+        first_line = file.read_text().splitlines()[0]
+        assert first_line.endswith(f"{kind}.schema.json"), f"{file.name} names its schema for editors"
         validator = jsonschema.Draft202012Validator(schemas[f"{kind}.schema.json"], registry=registry)
-        validator.validate(yaml.safe_load((ROOT / file).read_text()))
+        validator.validate(yaml.safe_load(file.read_text()))
 
 
 @pytest.mark.parametrize(
@@ -158,18 +160,18 @@ def test_global_options_after_the_command(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)  # the default folder has no definitions
-    assert main(["validate", "--definitions", str(ROOT)]) == 0
-    assert main(["plan", "--env", "dev", "--offline", "--definitions", str(ROOT), "--detailed-exitcode"]) == 2
+    assert main(["validate", "--definitions", str(JOBS)]) == 0
+    assert main(["plan", "--env", "dev", "--offline", "--definitions", str(JOBS), "--detailed-exitcode"]) == 2
     capsys.readouterr()
 
     # Given on both sides, the one after the command wins, whichever folder is the good one.
-    assert main(["--definitions", str(tmp_path), "validate", "--definitions", str(ROOT)]) == 0
-    assert main(["--definitions", str(ROOT), "validate", "--definitions", str(tmp_path)]) == 1
+    assert main(["--definitions", str(tmp_path), "validate", "--definitions", str(JOBS)]) == 0
+    assert main(["--definitions", str(JOBS), "validate", "--definitions", str(tmp_path)]) == 1
     assert "no queues.yaml" in capsys.readouterr().err
 
     # The environment variable is only the default: a folder given after the command wins over it too.
     monkeypatch.setenv("OBS_DEFINITIONS", str(tmp_path))
-    assert main(["validate", "--definitions", str(ROOT)]) == 0
+    assert main(["validate", "--definitions", str(JOBS)]) == 0
     assert main(["validate"]) == 1
 
 

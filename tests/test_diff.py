@@ -144,7 +144,7 @@ def test_golden_reports(scenario: str, repo: Path, run: Run, golden: Golden) -> 
         prepare(repo)
         commit(repo, "more queues")
     change(repo)
-    # The commit's ID follows the example definitions' content: the golden files hold a stand-in.
+    # The commit's ID follows the definitions' content: the golden files hold a stand-in.
     head = git(repo, "rev-parse", "HEAD").strip()
     for fmt, suffix in FORMATS:
         code, out, err = run(repo, "--base", "HEAD", "--format", fmt, "--detailed-exitcode")

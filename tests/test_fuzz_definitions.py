@@ -1,5 +1,5 @@
-"""Mutated example definitions never crash obs validate: exit 0 or 1, never an internal error, never a hang,
-and every error names the file it is about."""
+"""Mutated definitions (the test catalogue's) never crash obs validate: exit 0 or 1, never an internal error,
+never a hang, and every error names the file it is about."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from sync.cli.app import main
 
-from .conftest import DEFINITION_PARTS, ROOT
+from .conftest import DEFINITION_PARTS, JOBS
 
 FILES = sorted(
-    str(p.relative_to(ROOT))
+    str(p.relative_to(JOBS))
     for part in DEFINITION_PARTS
-    for p in ([ROOT / part] if (ROOT / part).is_file() else sorted((ROOT / part).glob("*.yaml")))
+    for p in ([JOBS / part] if (JOBS / part).is_file() else sorted((JOBS / part).glob("*.yaml")))
 )
 
 
@@ -118,7 +118,7 @@ TEXT_EDITS = [
 @given(data=st.data())
 def test_mutated_definitions_give_one_clear_error_or_pass(data: st.DataObject) -> None:
     file = data.draw(st.sampled_from(FILES), label="file")
-    text = (ROOT / file).read_text()
+    text = (JOBS / file).read_text()
     if data.draw(st.booleans(), label="text edit"):
         edit = data.draw(st.sampled_from(TEXT_EDITS), label="edit")
         mutated = edit(text)
@@ -132,7 +132,7 @@ def test_mutated_definitions_give_one_clear_error_or_pass(data: st.DataObject) -
     with tempfile.TemporaryDirectory() as tmp:
         defs = Path(tmp)
         for part in DEFINITION_PARTS:
-            source = ROOT / part
+            source = JOBS / part
             (shutil.copytree if source.is_dir() else shutil.copy)(source, defs / part)
         (defs / file).write_text(mutated)
         out, err = io.StringIO(), io.StringIO()

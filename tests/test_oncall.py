@@ -22,7 +22,7 @@ from sync.datadog.credentials import endpoint
 from sync.definitions.load import load
 from sync.expand.desired import expand
 
-from .conftest import Obs
+from .conftest import Obs, desired
 from .fakedd import FakeDatadog
 from .test_links import SITES
 
@@ -50,11 +50,16 @@ def pending(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in plan["changes"] if c["action"] != "unchanged"]
 
 
+def alerting(obs: Obs) -> int:
+    """How many monitors and composites prod has: each message links the dashboard."""
+    return desired(obs.definitions, "prod", kinds=("monitor", "composite"))
+
+
 def test_after_a_sync_every_message_links_the_live_dashboard_with_its_queue(obs: Obs, dd: FakeDatadog) -> None:
     assert obs("sync", "--env", "prod") == 0, obs.err
     dashboard_id, _ = only_dashboard(dd)
     links = dashboard_links(dd)
-    assert len(links) == 120  # monitors (SLO burn-rate ones too) and composites
+    assert len(links) == alerting(obs)  # SLO burn-rate monitors too
     for name, (linked, variables) in links.items():
         queue = name.split("] ")[1].split(":")[0]
         assert linked == dashboard_id, name
@@ -72,7 +77,7 @@ def test_a_dashboard_recreated_with_a_new_id_reaches_the_messages_on_the_next_sy
 
     plan = obs.plan()
     changed = pending(plan)
-    assert len(changed) == 120 and {c["kind"] for c in changed} == {"monitor", "composite"}
+    assert len(changed) == alerting(obs) and {c["kind"] for c in changed} == {"monitor", "composite"}
     for change in changed:
         assert [f["path"] for f in change["fields"]] == ["message"], change["key"]
         field = change["fields"][0]
@@ -80,7 +85,7 @@ def test_a_dashboard_recreated_with_a_new_id_reaches_the_messages_on_the_next_sy
     assert obs("plan", "--env", "prod") == 0 and "${dashboard_id" not in obs.out  # the ID is known: no placeholder
 
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 0 created, 120 updated, 0 deleted, 0 failed" in obs.out
+    assert f"Applied: 0 created, {alerting(obs)} updated, 0 deleted, 0 failed" in obs.out
     assert {linked for linked, _ in dashboard_links(dd).values()} == {new_id}
     assert pending(obs.plan()) == []
 
@@ -91,7 +96,7 @@ def test_a_deleted_dashboard_is_created_first_and_the_messages_get_its_id(obs: O
     dd.delete_dashboard(old_id)
 
     assert obs("plan", "--env", "prod") == 0
-    assert "+ dashboard prod/oncall" in obs.out and "Plan: 1 to create, 120 to update" in obs.out
+    assert "+ dashboard prod/oncall" in obs.out and f"Plan: 1 to create, {alerting(obs)} to update" in obs.out
     assert "${dashboard_id:prod/oncall}" in obs.out and "Note: Monitor messages link to dashboards by ID" in obs.out
 
     assert obs("sync", "--env", "prod") == 0, obs.err
@@ -198,11 +203,11 @@ def test_when_the_dashboard_write_fails_monitors_go_out_without_that_link(obs: O
     assert [o.change.key for o in failed] == ["prod/oncall"] and "frobnicate" in failed[0].error
     notes = {o.note for o in outcomes if o.ok and o.change.kind == MONITOR}
     assert notes == {"sent without its link to dashboard prod/oncall, which has no ID yet"}
-    assert len(dd.monitors) == 120 and not dd.dashboards
+    assert len(dd.monitors) == alerting(obs) and not dd.dashboards
     assert not any("Dashboard:" in m["message"] or "${" in m["message"] for m in dd.monitors.values())
 
     assert obs("sync", "--env", "prod") == 0, obs.err
-    assert "Applied: 1 created, 120 updated, 0 deleted, 0 failed" in obs.out
+    assert f"Applied: 1 created, {alerting(obs)} updated, 0 deleted, 0 failed" in obs.out
     dashboard_id, _ = only_dashboard(dd)
     assert {linked for linked, _ in dashboard_links(dd).values()} == {dashboard_id}
 
