@@ -483,7 +483,8 @@ def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs:
     """The lookup after an ambiguous create must not mistake the monitor being replaced (same key) for the new one."""
     stray = _synced_then_retyped(obs, dd)
     desired = expand(load(obs.definitions), "prod")
-    with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
+    where = endpoint(os.environ, "datadoghq.com", "prod")
+    with closing(_CreatesFailUncommitted(where, timeout=1.0, backoff=0.01)) as client:  # a short settle (2 s)
         plan = reads.plan(client, "prod", desired)
         outcomes = {o.change.key: o for o in apply.apply(plan, client)}
     outcome = outcomes.pop("prod/critical/age")
