@@ -14,20 +14,26 @@ from tests.fakedd import FakeDatadog, Faults, Request
 Body = Mapping[str, Any]
 
 
-def _create_monitors(dd: FakeDatadog, bodies: Sequence[Body]) -> list[int]:
-    return [int(dd.create_monitor(dict(body))["id"]) for body in bodies]
+# Each kind's create as a person in the UI makes it (by the kind's name): the fake's checks and rewrites, no HTTP.
+_CREATES: dict[str, Callable[[FakeDatadog, Body], Body]] = {
+    "slo": lambda dd, body: dd.create_slo(dict(body)),
+    "dashboard": lambda dd, body: dd.create_dashboard(dict(body)),
+    "monitor": lambda dd, body: dd.create_monitor(dict(body)),
+    "composite": lambda dd, body: dd.create_monitor(dict(body)),
+    "downtime": lambda dd, body: dd.create_downtime(dict(body)),
+    "slo-correction": lambda dd, body: dd.create_correction(dict(body)),
+}
 
 
-def _create_dashboards(dd: FakeDatadog, bodies: Sequence[Body]) -> list[str]:
-    return [str(dd.create_dashboard(dict(body))["id"]) for body in bodies]
+def _create(dd: FakeDatadog, kind: str, bodies: Sequence[Body]) -> list[str]:
+    return [str(_CREATES[kind](dd, body)["id"]) for body in bodies]
 
 
 _OPS: dict[str, Callable[..., Any]] = {
     "reset_log": lambda dd: dd.reset_log(),
     "log": lambda dd: list(dd.log),
     "monitor_count": lambda dd: len(dd.monitors),
-    "create_monitors": _create_monitors,
-    "create_dashboards": _create_dashboards,
+    "create": _create,
     "cpu": lambda dd: time.process_time(),
 }
 
@@ -81,12 +87,9 @@ class FakeProcess:
         count: int = self._ask("monitor_count")
         return count
 
-    def create_monitors(self, bodies: Sequence[Body]) -> list[int]:
-        ids: list[int] = self._ask("create_monitors", list(bodies))
-        return ids
-
-    def create_dashboards(self, bodies: Sequence[Body]) -> list[str]:
-        ids: list[str] = self._ask("create_dashboards", list(bodies))
+    def create(self, kind: str, bodies: Sequence[Body]) -> list[str]:
+        """Objects of one kind (named as in output: slo, monitor, downtime...), made as a person would: their IDs."""
+        ids: list[str] = self._ask("create", kind, list(bodies))
         return ids
 
     def cpu(self) -> float:

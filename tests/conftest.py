@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from sync.cli.app import main
+from sync.cli.live import RETRY_WAIT_ENV
 from sync.definitions.load import load
 from sync.definitions.model import Definitions
 from sync.expand.desired import expand
@@ -36,6 +37,14 @@ DEFINITION_PARTS = ("queues.yaml", "environments", "monitors", "dashboards")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files from current output")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _short_retry_waits() -> Iterator[None]:
+    """Failed requests are tried again after 10 ms, not half a second: the tests check the retries, not the waits."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(RETRY_WAIT_ENV, "0.01")
+        yield
 
 
 @pytest.fixture(scope="session")

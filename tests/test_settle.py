@@ -53,7 +53,8 @@ class _CreatesLoseEveryAnswer(Datadog):
 
 
 def test_a_create_that_never_committed_is_reported_failed_and_is_not_there(obs: Obs, dd: FakeDatadog) -> None:
-    with closing(_CreatesLoseEveryAnswer(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
+    where = endpoint(os.environ, "datadoghq.com", "prod")
+    with closing(_CreatesLoseEveryAnswer(where, timeout=1.0, backoff=0.01)) as client:  # a short settle (2 s)
         (outcome,) = apply.apply(_some(obs, client, count=1), client)
     assert not outcome.ok and "not created: its key is not there" in outcome.error
     assert not outcome.doubtful  # checked: reported as failed, not uncertain

@@ -347,7 +347,9 @@ def test_rate_limits_are_respected_without_429s(obs: Obs, dd: FakeDatadog) -> No
 
 
 def test_a_429_waits_for_the_reset_and_is_not_a_failure(obs: Obs, dd: FakeDatadog) -> None:
-    dd.faults.throttle_rate, dd.faults.rate_period = 0.1, 1.0
+    # Three 429s: each holds the group's requests until the reset, a whole second at least.
+    dd.faults.rate_period = 1.0
+    dd.faults.targeted.append(Targeted("POST", "/api/v1/monitor", status=429, error="Rate limit exceeded", times=3))
     assert obs("sync", "--env", "prod", "--verbose") == 0, obs.out
     assert any(r.status == 429 for r in dd.log)
     assert len(keys(dd)) == 125 and all(n == 1 for n in keys(dd).values())
@@ -379,7 +381,7 @@ def live_keys(env: str, desired: Sequence[Resource]) -> Counter[tuple[str, str]]
 def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: FakeDatadog) -> None:
     """2,000 objects of every kind (monitors, composites, SLOs, the dashboard, downtimes) under about 10%
     faults: 5xx (some as a proxy's HTML page), answers lost after the write committed, answers slower than the
-    client's timeout, writes that commit after the client gave up, and 429s. One run creates every object
+    client's timeout, writes that commit after the client gave up, and a few 429s. One run creates every object
     exactly once, and reports as failed only what really is not there."""
     queues = obs.definitions / "queues.yaml"
     queues.write_text(queues.read_text() + "".join(_fleet_queue(i) for i in range(105)))
@@ -390,9 +392,12 @@ def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: Fak
     faults = dd.faults
     faults.error_rate, faults.proxy_page_rate, faults.lost_response_rate = 0.02, 0.01, 0.03
     faults.timeout_rate, faults.late_commit_rate, faults.timeout_seconds = 0.01, 0.02, 0.5
-    faults.throttle_rate, faults.rate_period = 0.02, 0.2
+    # 429s are few: each holds every request of its group until the reset, which Datadog gives in whole
+    # seconds (at least 1 s), so the 2% this storm once drew spent most of its minute waiting.
+    faults.throttle_rate, faults.rate_period = 0.002, 0.2
     paths = {kind.api.path for kind in KINDS}  # and the first answers to each kind's creates are lost
     faults.targeted += [Targeted("POST", path, status=LOST, times=2) for path in sorted(paths)]
+    faults.targeted.append(Targeted("POST", "/api/v1/monitor", status=429, error="Rate limit exceeded", times=2))
     code = obs("sync", "--env", "prod", "--timeout", "0.3")
     for name in ("error_rate", "proxy_page_rate", "lost_response_rate", "timeout_rate", "late_commit_rate"):
         setattr(faults, name, 0.0)
@@ -482,7 +487,8 @@ def test_a_replacement_whose_create_was_not_committed_keeps_the_old_monitor(obs:
     """The lookup after an ambiguous create must not mistake the monitor being replaced (same key) for the new one."""
     stray = _synced_then_retyped(obs, dd)
     desired = expand(load(obs.definitions), "prod")
-    with closing(_CreatesFailUncommitted(endpoint(os.environ, "datadoghq.com", "prod"), backoff=0.01)) as client:
+    where = endpoint(os.environ, "datadoghq.com", "prod")
+    with closing(_CreatesFailUncommitted(where, timeout=1.0, backoff=0.01)) as client:  # a short settle (2 s)
         plan = reads.plan(client, "prod", desired)
         outcomes = {o.change.key: o for o in apply.apply(plan, client)}
     outcome = outcomes.pop("prod/critical/age")

@@ -84,7 +84,8 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
     checked: dict[str, list[Problem]] = {}
     for resource in resources:
         if resource.kind.model.by_shape:
-            shape = json.dumps(_shape(resource.body), sort_keys=True)
+            blanked = resource.kind.model.free_text
+            shape = resource.kind.name + json.dumps(_shape(resource.body, blanked), sort_keys=True)
             if shape not in checked:
                 checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
@@ -110,14 +111,15 @@ def _shortened(value: Any) -> Any:
     return value[:_LONGEST] if isinstance(value, str) else value
 
 
-def _shape(value: Any, key: str = "") -> Any:
-    """The body with its text and numbers blanked, keeping types, keys and the enum `type`."""
+def _shape(value: Any, blanked: frozenset[str] | None, key: str = "") -> Any:
+    """The body with its text (all of it, or that under the `blanked` keys) and numbers blanked, keeping
+    types, keys and the enum `type`."""
     if isinstance(value, dict):
-        return {k: _shape(v, k) for k, v in value.items()}
+        return {k: _shape(v, blanked, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shape(v) for v in value]
+        return [_shape(v, blanked, key if blanked is not None else "") for v in value]
     if isinstance(value, str):
-        return value if key == "type" else ""
+        return value if key == "type" or (blanked is not None and key not in blanked) else ""
     if isinstance(value, bool) or value is None:
         return value
     return type(value)()

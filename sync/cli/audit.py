@@ -6,19 +6,21 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from sync.aws.auditing.audit import audit
 from sync.aws.auditing.report import render
 from sync.aws.core.audit import AuditResult, monitored
 from sync.aws.core.declared import queue_specs
 from sync.aws.core.findings import SEVERITIES, WARNING, at_least
-from sync.aws.reads.clients import Connector, check_region, connect
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.definitions.load import load
 from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
 from sync.expand import placement
+
+# boto3 takes about half of obs's start-up: it is imported when an audit runs, not by every command.
+if TYPE_CHECKING:
+    from sync.aws.reads.clients import Connector
 
 
 def register(commands: Commands) -> None:
@@ -44,10 +46,10 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return execute(args, connect)
+    return execute(args, None)
 
 
-def execute(args: argparse.Namespace, connector: Connector, out: TextIO | None = None) -> int:
+def execute(args: argparse.Namespace, connector: Connector | None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     root: Path = getattr(args, "definitions", None) or Path.cwd()
     defs = load(root)
@@ -60,10 +62,14 @@ def audit_environment(
     defs: Definitions,
     env: Environment,
     queues: Sequence[str] = (),
-    connector: Connector = connect,
+    connector: Connector | None = None,
     endpoint_url: str | None = None,
 ) -> AuditResult:
-    """Audit the environment's queues (or only `queues`, by logical name) with the standard credentials."""
+    """Audit the environment's queues (or only `queues`, by logical name) with the standard credentials
+    (`connector`, else boto3's own)."""
+    from sync.aws.auditing.audit import audit  # noqa: PLC0415 (boto3 loads late: see above)
+    from sync.aws.reads.clients import check_region, connect  # noqa: PLC0415 (boto3 loads late: see above)
+
     specs = queue_specs(defs, env)
     if queues:
         known = {s.queue for s in specs}
@@ -74,10 +80,10 @@ def audit_environment(
             )
         specs = tuple(s for s in specs if s.queue in set(queues))
     check_region(placement.partition(env.region), env.region, f"environment {env.name}")
-    return audit(connector(env.region, endpoint_url), env.name, env.account_id, env.region, specs)
+    return audit((connector or connect)(env.region, endpoint_url), env.name, env.account_id, env.region, specs)
 
 
-def monitored_report(defs: Definitions, env: Environment, connector: Connector = connect) -> str:
+def monitored_report(defs: Definitions, env: Environment, connector: Connector | None = None) -> str:
     """For obs plan --live: the live settings the monitors are built on (retention, DLQs), before the plan."""
     result = audit_environment(defs, env, connector=connector)
     found = at_least(monitored(result.findings), WARNING)

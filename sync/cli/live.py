@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 
 from sync.core.plan import Plan
@@ -49,10 +50,32 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+RETRY_WAIT_ENV = "OBS_RETRY_WAIT"
+RETRY_WAIT = 0.5  # seconds before the first retry of a failed request; it doubles each try, up to 8 s
+
+
+def retry_wait(environ: Mapping[str, str]) -> float:
+    """The first wait before a failed request is tried again: OBS_RETRY_WAIT seconds, else the default."""
+    text = environ.get(RETRY_WAIT_ENV, "").strip()
+    if not text:
+        return RETRY_WAIT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 60:  # NaN fails too
+        raise ObsError.of(
+            f"{RETRY_WAIT_ENV} is {text!r}, not a number of seconds from 0 to 60",
+            f"set it to the seconds to wait before the first retry (default {RETRY_WAIT:g}), or unset it",
+        )
+    return value
+
+
 @contextmanager
 def connected(env: Environment, *, timeout: float, verbose: bool, workers: int = 1) -> Iterator[Datadog]:
     """A client for the environment's org; with `verbose`, the calls it made are reported even on failure."""
-    with closing(Datadog(endpoint(os.environ, env.site, env.name), workers=workers, timeout=timeout)) as dd:
+    target = endpoint(os.environ, env.site, env.name)
+    with closing(Datadog(target, workers=workers, timeout=timeout, backoff=retry_wait(os.environ))) as dd:
         try:
             yield dd
         finally:

@@ -8,17 +8,19 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from sync.aws.core.failures import Window
 from sync.aws.core.target import TraceTarget, is_topic_arn, parse_duration, target_from_arn, window_bounds
-from sync.aws.reads.clients import Connector, check_region, connect
-from sync.aws.reads.logs import Progress
 from sync.aws.tracing.report import render_json, render_table
 from sync.aws.tracing.resolve import resolve_queues, target_from_definitions
-from sync.aws.tracing.tracer import Options, trace
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.errors import ObsError
+
+# boto3 takes about half of obs's start-up: it is imported when a trace runs, not by every command.
+if TYPE_CHECKING:
+    from sync.aws.reads.clients import Connector
+    from sync.aws.reads.logs import Progress
 
 
 def register(commands: Commands) -> None:
@@ -56,6 +58,8 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sync.aws.reads.clients import connect  # noqa: PLC0415 (boto3 loads late: see above)
+
     return execute(args, connect)
 
 
@@ -67,6 +71,9 @@ def execute(
     err: TextIO | None = None,
 ) -> int:
     """Trace as the arguments ask, print the report; 0 when nothing failed, 3 when something did."""
+    from sync.aws.reads.clients import check_region  # noqa: PLC0415 (boto3 loads late: see above)
+    from sync.aws.tracing.tracer import Options, trace  # noqa: PLC0415 (boto3 loads late: see above)
+
     out = out or sys.stdout
     err = err or sys.stderr
     target = _target(args)

@@ -79,6 +79,9 @@ class Model:
 
     name: str  # below datadog_api_client: v1.model.monitor.Monitor
     by_shape: bool = False  # obs builds these bodies from few templates: one check per shape of body
+    # The text a shape blanks: all of it (None), or only the fields named (a downtime's schedule, its dates and
+    # RRULEs, stays as written: the client parses those).
+    free_text: frozenset[str] | None = None
     each: tuple[str, str] | None = None  # a list checked item by item, against its own model: (field, model)
 
 
@@ -234,7 +237,11 @@ DOWNTIME = Kind(
         "list_downtimes", 100, marker="message", created="created", offset="page_offset", limit="page_limit",
         total="total_filtered_count", ended=("canceled", "ended"), wider=True, complete=True,
     ),
-    model=Model("v2.model.downtime_create_request_attributes.DowntimeCreateRequestAttributes"),
+    model=Model(
+        "v2.model.downtime_create_request_attributes.DowntimeCreateRequestAttributes",
+        by_shape=True,
+        free_text=frozenset({"message", "scope", "monitor_tags"}),
+    ),
     diff=Diff(
         fixed="", unordered=frozenset({"notify_end_states", "notify_end_types", "monitor_identifier.monitor_tags"}),
         moments=frozenset({"schedule.start", "schedule.end"}), rrules=frozenset({"rrule"}),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from sync.core import metric_query
 from sync.core.evaluation.notes import Refused, Unmodelled
@@ -37,15 +38,16 @@ class Query:
     unit: str = "m"  # the window's unit as written: it sets require_full_window's bucket size
     change: str = ""  # "change" or "pct_change" for a change alert: the expression is already its arithmetic
 
-    @property
+    # Cached: an evaluation reads them at every minute of every window, millions of times in `obs test`.
+    @cached_property
     def leaves(self) -> tuple[Leaf, ...]:
         return leaves(self.expression)
 
-    @property
+    @cached_property
     def arithmetic(self) -> bool:
         return _has_binop(self.expression)
 
-    @property
+    @cached_property
     def as_count_path(self) -> bool:
         """Chosen by syntax alone: arithmetic plus any .as_count() time-aggregates each metric query first and then
         does the arithmetic (https://docs.datadoghq.com/monitors/guide/as-count-in-monitor-evaluations/)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -10,8 +11,8 @@ from sync.core import durations
 from sync.core.evaluation import notes
 from sync.core.evaluation.monitor import breaches
 from sync.core.evaluation.notes import Refused
-from sync.core.evaluation.query import parse
-from sync.core.evaluation.series import Series
+from sync.core.evaluation.query import Query, parse
+from sync.core.evaluation.series import Series, matching
 from sync.core.evaluation.states import ALERT, OK, WARN, Run, Step
 from sync.core.evaluation.window import evaluate
 
@@ -52,13 +53,14 @@ def run(
     spans = tuple((corrections or {}).get(slo_name, ()))
     if spans:
         used.add(notes.CORRECTED_SLICE)
+    up = _Slices(sliced, series, interval, spec)
 
     def burn_rate(window: int, t: int) -> float:
         """The share of the window's complete slices that were down, over the share the budget allows."""
         count = window // interval
         last = (t // interval) * interval  # the end of the last complete slice
         starts = range(last - count * interval, last, interval)
-        down = sum(not _corrected(s, interval, spans) and not _up(sliced, series, s, interval, t, spec) for s in starts)
+        down = sum(not _corrected(s, interval, spans) and not up(s, t) for s in starts)
         return down / max(count, 1) / budget
 
     steps = []
@@ -113,7 +115,34 @@ def _corrected(start: int, interval: int, spans: Sequence[tuple[int, int]]) -> b
     return any(a < start + interval and start < b for a, b in spans)
 
 
-def _up(query: Any, series: Sequence[Series], start: int, interval: int, t: int, spec: Mapping[str, Any]) -> bool:
+class _Slices:
+    """Whether each slice is up, as seen at minute `t`, each verdict worked out once. A slice's verdict
+    changes only as its points arrive, and arrived points stay (U2): the points arrived by `t` are the first
+    n of the slice's points in order of arrival, so (slice, n) names what `t` sees. Every minute of a long
+    window re-reads its slices; most have long had all their points."""
+
+    def __init__(self, query: Query, series: Sequence[Series], interval: int, spec: Mapping[str, Any]) -> None:
+        self._query, self._series, self._interval, self._spec = query, series, interval, spec
+        self._arrivals: dict[int, list[int]] = {}
+        self._seen: dict[tuple[int, int], bool] = {}
+
+    def __call__(self, start: int, t: int) -> bool:
+        arrivals = self._arrivals.get(start)
+        if arrivals is None:
+            arrivals = self._arrivals[start] = sorted(
+                s.arrival.get(m, m)
+                for leaf in self._query.leaves
+                for s in matching(self._series, leaf)
+                for m in range(start - leaf.shift, start + self._interval - leaf.shift)
+                if m in s.points
+            )
+        seen = (start, bisect.bisect_right(arrivals, t))
+        if seen not in self._seen:
+            self._seen[seen] = _up(self._query, self._series, start, self._interval, t, self._spec)
+        return self._seen[seen]
+
+
+def _up(query: Query, series: Sequence[Series], start: int, interval: int, t: int, spec: Mapping[str, Any]) -> bool:
     outcome = evaluate(query, series, start + interval, 0, True, False, seen_by=t)
     if outcome.value is None:
         return True  # missing data is always uptime in a time-slice SLO

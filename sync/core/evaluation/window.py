@@ -76,11 +76,13 @@ def evaluate(
 
 def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) -> dict[int, float]:
     """The leaf's space-aggregated points in the window that have arrived by `t`."""
-    selected = matching(series, leaf)
+    selected = [(s.points, s.arrival) for s in matching(series, leaf)]
     out = {}
     for minute in range(start, end + 1):
-        # A shifted leaf (a change alert's earlier series) reads the point `shift` minutes back.
-        seen = [v for s in selected if (v := s.visible(minute - leaf.shift, t)) is not None]
+        # A shifted leaf (a change alert's earlier series) reads the point `shift` minutes back. Series.visible
+        # written out: this loop runs for every minute of every window.
+        m = minute - leaf.shift
+        seen = [points[m] for points, arrival in selected if m in points and arrival.get(m, m) <= t]
         if seen:
             out[minute] = space_aggregate(leaf.space, seen)
     return out
