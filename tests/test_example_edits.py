@@ -78,7 +78,20 @@ def _replace(file: Path, pattern: str, replacement: str) -> None:
 def _example_tests(definitions: Path) -> subprocess.CompletedProcess[str]:
     """The tests marked `example`, run on these definitions in a child pytest with this checkout's code."""
     env = {**os.environ, "OBS_EXAMPLE": str(definitions), "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "example", str(ROOT / "tests")]
+    # One worker: the suite around it already runs on every core.
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-n",
+        "0",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "example",
+        str(ROOT / "tests"),
+    ]
     return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=600)
 
 
