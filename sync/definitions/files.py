@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sync.definitions import schema
 from sync.definitions.source import Source, read
-from sync.errors import ObsError, Problem
+from sync.errors import ObsError, Problem, Problems
 
 
 def read_checked(root: Path, relative: str, kind: str) -> Source:
@@ -28,12 +28,11 @@ def in_folder(root: Path, folder: str, kind: str) -> list[Source]:
     )
     if not files:
         raise ObsError.of(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml")
-    problems: list[Problem] = []
+    problems = Problems()
     sources = []
     for path in files:
         sources += collecting(problems, partial(_each, root, folder, kind, path, files))
-    if problems:
-        raise ObsError(*problems)
+    problems.raise_any()
     return sources
 
 
@@ -56,13 +55,9 @@ def _each(root: Path, folder: str, kind: str, path: Path, files: list[Path]) -> 
     return [source]
 
 
-def collecting(problems: list[Problem], read: Callable[[], list[Source]]) -> list[Source]:
+def collecting(problems: Problems, read: Callable[[], list[Source]]) -> list[Source]:
     """What `read` returns; its problems go to `problems` instead of stopping the load."""
-    try:
-        return read()
-    except ObsError as exc:
-        problems.extend(exc.problems)
-        return []
+    return problems.attempt(read) or []
 
 
 def in_optional_folder(root: Path, folder: str, kind: str) -> list[Source]:
@@ -72,20 +67,29 @@ def in_optional_folder(root: Path, folder: str, kind: str) -> list[Source]:
         if (root / folder).is_dir()
         else []
     )
-    problems: list[Problem] = []
+    problems = Problems()
     sources = []
     for path in files:
         relative = f"{folder}/{path.name}"
         twins = [p.name for p in files if p.stem == path.stem and p != path]
         if twins:
             what = f"{kind} '{path.stem}' is defined twice, also in {folder}/{twins[0]}"
-            problems.append(Problem(what, "keep one of the two files", file=relative))
+            problems.add(Problem(what, "keep one of the two files", file=relative))
             continue
         sources += collecting(problems, partial(_one, root, relative, kind))
-    if problems:
-        raise ObsError(*problems)
+    problems.raise_any()
     return sources
 
 
 def _one(root: Path, relative: str, kind: str) -> list[Source]:
     return [read_checked(root, relative, kind)]
+
+
+def failed(root: Path, folder: str, loaded: list[Source]) -> set[str]:
+    """The names of the files in `folder` that did not load: those that failed their own checks."""
+    names = (
+        {p.stem for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml")}
+        if (root / folder).is_dir()
+        else set()
+    )
+    return names - {s.data["name"] for s in loaded}

@@ -18,55 +18,79 @@ from sync.definitions.model import (
 )
 from sync.definitions.overlay import deep_merge
 from sync.definitions.source import Source
+from sync.errors import Problems
 
 
-def inventory_queues(inventory: Source, classes: Mapping[str, str]) -> tuple[Queue, ...]:
+def inventory_queues(
+    inventory: Source, classes: Mapping[str, str] | None, problems: Problems
+) -> tuple[tuple[Queue, ...], frozenset[str]]:
+    """The queues of the inventory that could be built, and the names of those that could not (what refers
+    to them is not checked, so one mistake is reported once). Every problem goes to `problems`. Without
+    `classes` (their own declaration failed), queue classes are not checked."""
     seen: dict[str, int] = {}
     out = []
+    broken: set[str] = set()
     for index, raw in enumerate(inventory.data["queues"]):
         name = raw["name"]
         if name in seen:
-            raise inventory.error(
-                ("queues", index, "name"),
-                f"queue '{name}' is declared twice (first on line {inventory.line_of(('queues', seen[name]))})",
-                "give each queue a unique name",
+            problems.add(
+                inventory.error(
+                    ("queues", index, "name"),
+                    f"queue '{name}' is declared twice (first on line {inventory.line_of(('queues', seen[name]))})",
+                    "give each queue a unique name",
+                )
             )
+            continue
         seen[name] = index
-        check_class(inventory, ("queues", index, "class"), raw["class"], classes)
-        out.append(queue_from(raw, inventory, ("queues", index)))
-    return tuple(out)
+        if classes is not None:
+            problems.attempt(check_class, inventory, ("queues", index, "class"), raw["class"], classes)
+        queue = problems.attempt(queue_from, raw, inventory, ("queues", index))
+        if queue is None:
+            broken.add(name)
+        else:
+            out.append(queue)
+    return tuple(out), frozenset(broken)
 
 
 def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]) -> Queue:
-    """Build a Queue from its inventory entry (possibly merged with an environment's override)."""
+    """Build a Queue from its inventory entry (possibly merged with an environment's override); every
+    problem of the entry is raised together."""
+    problems = Problems()
     worker = raw.get("worker")
     if worker is not None:
         missing = {"cluster", "service", "min_tasks", "max_tasks"} - set(worker)
         if missing:
-            raise source.error((*at, "worker"), f"worker lacks {', '.join(sorted(missing))}", "add them")
-        if worker["min_tasks"] > worker["max_tasks"]:
-            raise source.error(
-                (*at, "worker", "min_tasks"),
-                f"min_tasks {worker['min_tasks']} is above max_tasks {worker['max_tasks']}",
-                "lower min_tasks or raise max_tasks",
+            problems.add(source.error((*at, "worker"), f"worker lacks {', '.join(sorted(missing))}", "add them"))
+        elif worker["min_tasks"] > worker["max_tasks"]:
+            problems.add(
+                source.error(
+                    (*at, "worker", "min_tasks"),
+                    f"min_tasks {worker['min_tasks']} is above max_tasks {worker['max_tasks']}",
+                    "lower min_tasks or raise max_tasks",
+                )
             )
     topic_names = [t["name"] for t in raw.get("topics", ())]
     for index, name in enumerate(topic_names):
         if name in topic_names[:index]:
-            raise source.error((*at, "topics", index, "name"), f"topic '{name}' is listed twice", "list it once")
+            problems.add(
+                source.error((*at, "topics", index, "name"), f"topic '{name}' is listed twice", "list it once")
+            )
     dlq = raw.get("dlq")
     if dlq is not None and {"name", "max_receive_count"} - set(dlq):
-        raise source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them")
+        problems.add(source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them"))
     retention = raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS)
     if dlq is not None and not raw.get("fifo") and dlq.get("retention_seconds", DEFAULT_RETENTION_SECONDS) < retention:
         # Standard queues keep a message's original enqueue time when it moves to the DLQ (FIFO resets it).
-        raise source.error(
-            (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
-            f"the DLQ keeps messages {dlq.get('retention_seconds', DEFAULT_RETENTION_SECONDS)} s, less than the "
-            f"queue's {retention} s: a parked message expires counting from when it was first sent, so it "
-            "could vanish before anyone sees it",
-            f"set dlq.retention_seconds to at least {retention} (1209600, 14 days, is the most SQS allows)",
+        problems.add(
+            source.error(
+                (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
+                f"the DLQ keeps messages {dlq.get('retention_seconds', DEFAULT_RETENTION_SECONDS)} s, less than the "
+                f"queue's {retention} s: a parked message expires counting from when it was first sent, so it "
+                "could vanish before anyone sees it",
+                f"set dlq.retention_seconds to at least {retention} (1209600, 14 days, is the most SQS allows)",
+            )
         )
+    problems.raise_any()
     log = raw.get("publisher_log")
     return Queue(
         name=raw["name"],
@@ -102,14 +126,23 @@ def check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: Ma
 _OVERRIDE_ONLY = ("enabled", "monitors", "metrics")
 
 
-def queues_in(env: Environment, inventory: Source, queues: tuple[Queue, ...]) -> tuple[Queue, ...]:
-    """The inventory as this environment sees it: its queue overrides merged in, disabled queues left out."""
+def queues_in(env: Environment, inventory: Source, queues: tuple[Queue, ...], problems: Problems) -> tuple[Queue, ...]:
+    """The inventory as this environment sees it: its queue overrides merged in, disabled queues left out.
+    A queue whose override does not build is left out too, its problems kept in `problems`."""
+    raw_by_name: dict[str, Any] = {}
+    for raw in inventory.data["queues"]:
+        raw_by_name.setdefault(raw["name"], raw)
     out = []
-    for index, queue in enumerate(queues):
+    for queue in queues:
         override = env.queues.get(queue.name, {})
         if override.get("enabled", True) is False:
             continue
         attributes = {k: v for k, v in override.items() if k not in _OVERRIDE_ONLY}
-        merged = deep_merge(inventory.data["queues"][index], attributes)
-        out.append(queue_from(merged, env.source, ("queues", queue.name)) if attributes else queue)
+        if not attributes:
+            out.append(queue)
+            continue
+        merged = deep_merge(raw_by_name[queue.name], attributes)
+        built = problems.attempt(queue_from, merged, env.source, ("queues", queue.name))
+        if built is not None:
+            out.append(built)
     return tuple(out)

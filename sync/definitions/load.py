@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +11,7 @@ from sync.definitions import files, maintenance, markers, references, scenario
 from sync.definitions.inventory import check_class, inventory_queues, queues_in
 from sync.definitions.model import LIVE, DashboardTemplate, Definitions, Environment, Metric
 from sync.definitions.source import Source
-from sync.errors import ObsError, Problem
+from sync.errors import ObsError, Problem, Problems
 
 INVENTORY = "queues.yaml"
 SCENARIOS = "scenarios"
@@ -19,37 +19,82 @@ SCENARIOS = "scenarios"
 
 def load(root: Path, now: datetime | None = None) -> Definitions:
     """Load every definition file under `root`, validating each against its schema and its references.
-    `now` is the time one-time maintenance windows must start after (the current time unless given)."""
+    `now` is the time one-time maintenance windows must start after (the current time unless given).
+
+    Every check that does not depend on another's result runs, so one run reports every problem of every
+    file, sorted by file and line. What refers to a file, queue or metric that failed its own checks is not
+    checked (a note says so once): one mistake is reported once, not again at each place that names it."""
     if not (root / INVENTORY).exists():  # one that exists but is no regular file is refused by the reader
         raise ObsError.of(
             f"no {INVENTORY} in {root}",
             "run obs from your definitions folder, or point to it with --definitions DIR or OBS_DEFINITIONS",
         )
-    # Every file is read and checked before any error is raised, so one run reports them all, in order.
-    problems: list[Problem] = []
+    problems = Problems()
     inventories = files.collecting(problems, lambda: [files.read_checked(root, INVENTORY, "queues")])
     metric_files = files.collecting(problems, lambda: files.in_folder(root, "monitors", "metric"))
     dashboard_files = files.collecting(problems, lambda: files.in_folder(root, "dashboards", "dashboard"))
     environment_files = files.collecting(problems, lambda: files.in_folder(root, "environments", "environment"))
     scenario_files = files.collecting(problems, lambda: files.in_optional_folder(root, SCENARIOS, "scenario"))
-    if problems:
-        raise ObsError(*sorted(problems, key=lambda p: (p.file, p.line or 0)))
-    markers.check_user_text(dashboard_files, environment_files)
-    inventory = inventories[0]
+    if not inventories:  # everything else names its classes and queues: nothing more can be checked
+        problems.note(Problem(_SKIPPED.format(f"{INVENTORY} is valid")))
+        problems.raise_any()
+    failed = _Failed(
+        metrics=files.failed(root, "monitors", metric_files),
+        environments=files.failed(root, "environments", environment_files),
+        dashboards=files.failed(root, "dashboards", dashboard_files),
+    )
+    markers.check_user_text(dashboard_files, environment_files, problems)
+    defs = _definitions(root, inventories[0], metric_files, dashboard_files, environment_files, now, problems, failed)
+    references.check(defs, problems, failed.metrics, failed.environments, failed.dashboards, failed.queues)
+    maintenance.check(defs, problems, failed.metrics, failed.queues)
+    found = _scenarios(scenario_files, inventories[0], defs, problems, failed)
+    if problems and failed.any():
+        problems.note(Problem(_SKIPPED.format("the files above are valid")))
+    problems.raise_any()
+    return replace(defs, scenarios=found)
+
+
+_SKIPPED = "note: what refers to a definition with errors was not checked against it: run obs validate again once {}"
+
+
+@dataclass
+class _Failed:
+    """Names whose definitions failed their own checks: what refers to them is not checked."""
+
+    metrics: set[str] = field(default_factory=set)
+    environments: set[str] = field(default_factory=set)
+    dashboards: set[str] = field(default_factory=set)
+    queues: set[str] = field(default_factory=set)
+
+    def any(self) -> bool:
+        return bool(self.metrics or self.environments or self.dashboards or self.queues)
+
+
+def _definitions(
+    root: Path,
+    inventory: Source,
+    metric_files: list[Source],
+    dashboard_files: list[Source],
+    environment_files: list[Source],
+    now: datetime | None,
+    problems: Problems,
+    failed: _Failed,
+) -> Definitions:
     classes = {name: spec["description"] for name, spec in inventory.data["classes"].items()}
-    queues = inventory_queues(inventory, classes)
-    metrics = tuple(_metric(s, classes) for s in metric_files)
+    queues, broken = inventory_queues(inventory, classes, problems)
+    failed.queues |= broken
+    metrics = tuple(_metric(s, classes, problems) for s in metric_files)
     dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in dashboard_files)
     moment = now or datetime.now(UTC)
-    environments = tuple(_environment(s, moment) for s in environment_files)
-    env_queues = {env.name: queues_in(env, inventory, queues) for env in environments}
+    environments = tuple(_environment(s, moment, problems) for s in environment_files)
+    env_queues = {env.name: queues_in(env, inventory, queues, problems) for env in environments}
     processing = {
         name: spec["max_processing_seconds"]
         for name, spec in inventory.data["classes"].items()
         if "max_processing_seconds" in spec
     }
     slo_classes = {name: spec["slo"] for name, spec in inventory.data["classes"].items() if "slo" in spec}
-    defs = Definitions(
+    return Definitions(
         root,
         classes,
         queues,
@@ -61,25 +106,21 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
         processing,
         slo_classes=slo_classes,
     )
-    references.check(defs)
-    maintenance.check(defs)
-    return replace(defs, scenarios=_scenarios(scenario_files, inventory, defs))
 
 
-def _scenarios(sources: list[Source], inventory: Source, defs: Definitions) -> tuple[scenario.Scenario, ...]:
-    raw_queues = {raw["name"]: raw for raw in inventory.data["queues"]}
+def _scenarios(
+    sources: list[Source], inventory: Source, defs: Definitions, problems: Problems, failed: _Failed
+) -> tuple[scenario.Scenario, ...]:
+    raw_queues = {raw["name"]: raw for raw in inventory.data["queues"] if raw["name"] not in failed.queues}
     metrics = [m.name for m in defs.metrics]
     envs = [e.name for e in defs.environments]
-    problems: list[Problem] = []
+    skipped = scenario.Skipped(frozenset(failed.queues), frozenset(failed.metrics), frozenset(failed.environments))
     out = []
     for source in sources:
         stem = source.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        try:
-            out.append(scenario.scenario(source, stem, raw_queues, metrics, envs))
-        except ObsError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise ObsError(*problems)
+        found = problems.attempt(scenario.scenario, source, stem, raw_queues, metrics, envs, skipped)
+        if found is not None:
+            out.append(found)
     return tuple(out)
 
 
@@ -88,36 +129,44 @@ _METRIC_KEYS = {"name", "title", "for_each", "applies_to", "by_class", "$schema"
 _NOT_COMPOSITE = ("query", "thresholds", "threshold_basis", "evaluation_delay", "require_full_window", "for_each")
 
 
-def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
+def _metric(source: Source, classes: Mapping[str, str], problems: Problems) -> Metric:
+    """The metric of a file; each problem with it goes to `problems` (the file passed its schema, so the
+    Metric can be built either way)."""
     data = source.data
     applies = data.get("applies_to", {})
     for index, cls in enumerate(applies.get("classes", ())):
-        check_class(source, ("applies_to", "classes", index), cls, classes)
+        problems.attempt(check_class, source, ("applies_to", "classes", index), cls, classes)
     classes_listed = applies.get("classes")
     for cls in data.get("by_class", {}):
-        check_class(source, ("by_class", cls), cls, classes)
+        problems.attempt(check_class, source, ("by_class", cls), cls, classes)
         if classes_listed and cls not in classes_listed:
-            raise source.error(
-                ("by_class", cls),
-                f"by_class.{cls} is never used: the metric applies only to {', '.join(classes_listed)}",
-                f"remove it, or add {cls} to applies_to.classes",
+            problems.add(
+                source.error(
+                    ("by_class", cls),
+                    f"by_class.{cls} is never used: the metric applies only to {', '.join(classes_listed)}",
+                    f"remove it, or add {cls} to applies_to.classes",
+                )
             )
     composite = data.get("composite")
     if composite is not None:
         for key in _NOT_COMPOSITE:
             if key in data:
-                raise source.error(
-                    (key,),
-                    f"a composite metric has no {key}: its state comes from the metrics it combines",
-                    f"remove {key}, or remove composite to make this a metric of its own",
+                problems.add(
+                    source.error(
+                        (key,),
+                        f"a composite metric has no {key}: its state comes from the metrics it combines",
+                        f"remove {key}, or remove composite to make this a metric of its own",
+                    )
                 )
     else:
         for key in ("query", "thresholds"):
             if key not in data:
-                raise source.error(
-                    (),
-                    f"the metric has no {key}",
-                    f"add {key} (or composite, to combine other metrics of the same queue)",
+                problems.add(
+                    source.error(
+                        (),
+                        f"the metric has no {key}",
+                        f"add {key} (or composite, to combine other metrics of the same queue)",
+                    )
                 )
     return Metric(
         name=data["name"],
@@ -133,7 +182,7 @@ def _metric(source: Source, classes: Mapping[str, str]) -> Metric:
     )
 
 
-def _environment(source: Source, now: datetime) -> Environment:
+def _environment(source: Source, now: datetime, problems: Problems) -> Environment:
     data = source.data
     return Environment(
         name=data["name"],
@@ -150,7 +199,7 @@ def _environment(source: Source, now: datetime) -> Environment:
         source=source,
         renotify_audiences=tuple(data.get("renotify_audiences", ("page",))),
         metrics_source=data.get("metrics_source", "crawler"),
-        maintenance=maintenance.windows(source, now),
+        maintenance=maintenance.windows(source, now, problems),
         slo=data.get("slo", {}),
         account_tag=data["aws"].get("account_tag"),
     )

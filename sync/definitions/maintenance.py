@@ -7,7 +7,7 @@ the one recurrence engine (sync.core.recurrence). `now` is passed in so tests ca
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,7 @@ from sync.core import durations, recurrence
 from sync.definitions.model import BURN_ALERTS, LIVE, Schedule, Window, maintenance_of
 from sync.definitions.references import suggest
 from sync.definitions.source import KeyPath, Source, read
-from sync.errors import ObsError
+from sync.errors import ObsError, Problems
 
 if TYPE_CHECKING:
     from sync.definitions.model import Definitions
@@ -30,19 +30,26 @@ _MAX_MINUTES = 7 * 1440  # a "maintenance" longer than a week is an outage to fi
 MAX_RENDERED_MINUTES = 7 * 1440
 
 
-def windows(source: Source, now: datetime) -> tuple[Window, ...]:
-    """The windows an environment file declares (already checked against its schema)."""
+def windows(source: Source, now: datetime, problems: Problems) -> tuple[Window, ...]:
+    """The windows an environment file declares (already checked against its schema); a window with a
+    problem is left out, its problems kept in `problems`."""
     out: list[Window] = []
     for index, raw in enumerate(source.data.get("maintenance", ())):
         at: KeyPath = ("maintenance", index)
         if any(w.name == raw["name"] for w in out):
-            raise source.error((*at, "name"), f"maintenance window '{raw['name']}' is declared twice", "rename one")
+            problems.add(
+                source.error((*at, "name"), f"maintenance window '{raw['name']}' is declared twice", "rename one")
+            )
+            continue
+        schedule = problems.attempt(_schedule, source, (*at, "schedule"), raw["schedule"], now)
+        if schedule is None:
+            continue
         scope = raw.get("queues", "all")
         out.append(
             Window(
                 name=raw["name"],
                 description=str(raw.get("description", "")).strip(),
-                schedule=_schedule(source, (*at, "schedule"), raw["schedule"], now),
+                schedule=schedule,
                 queues=tuple(scope) if isinstance(scope, list) else None,
                 cls=scope.get("class") if isinstance(scope, dict) else None,
                 parking=tuple(raw.get("parking", ())),
@@ -199,22 +206,23 @@ def refuse_new_and_over(defs: Definitions, known: Mapping[str, set[str]]) -> Non
                 )
 
 
-def check(defs: Definitions) -> None:
-    """Names in each window's scope must exist: a typo would silently mute nothing."""
-    metrics = {m.name for m in defs.metrics} | set(BURN_ALERTS)
-    queues = {q.name for q in defs.queues}
+def check(defs: Definitions, problems: Problems, failed_metrics: Set[str], failed_queues: Set[str]) -> None:
+    """Names in each window's scope must exist: a typo would silently mute nothing. Names whose own
+    definitions failed are not checked again."""
+    metrics = {m.name for m in defs.metrics} | set(BURN_ALERTS) | set(failed_metrics)
+    queues = {q.name for q in defs.queues} | set(failed_queues)
     for env in defs.environments:
         for window in env.maintenance:
             at: KeyPath = ("maintenance", window.index)
             for key, names in (("queues", window.queues or ()), ("parking", window.parking)):
                 for index, name in enumerate(names):
                     if name not in queues:
-                        raise _unknown(env.source, (*at, key, index), "queue", name, queues)
+                        problems.add(_unknown(env.source, (*at, key, index), "queue", name, queues))
             if window.cls is not None and window.cls not in defs.classes:
-                raise _unknown(env.source, (*at, "queues", "class"), "class", window.cls, set(defs.classes))
+                problems.add(_unknown(env.source, (*at, "queues", "class"), "class", window.cls, set(defs.classes)))
             for index, name in enumerate(window.mutes or ()):
                 if name not in metrics:
-                    raise _unknown(env.source, (*at, "mutes", index), "metric", name, metrics)
+                    problems.add(_unknown(env.source, (*at, "mutes", index), "metric", name, metrics))
 
 
 _DECLARED_IN = {"queue": "queues.yaml", "class": "queues.yaml classes", "metric": "monitors/"}

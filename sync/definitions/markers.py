@@ -11,15 +11,16 @@ from collections.abc import Iterable
 
 from sync.core.resources import forged_marker
 from sync.definitions.source import KeyPath, Source
+from sync.errors import Problems
 
 
-def check_user_text(dashboards: Iterable[Source], environments: Iterable[Source]) -> None:
-    """Raise at the first dashboard or window description that holds marker text."""
+def check_user_text(dashboards: Iterable[Source], environments: Iterable[Source], problems: Problems) -> None:
+    """Every dashboard or window description that holds marker text, into `problems`."""
     for source in dashboards:
-        _check(source, ("description",), source.data.get("description"))
+        problems.attempt(_check, source, ("description",), source.data.get("description"))
     for source in environments:
         for index, window in enumerate(source.data.get("maintenance") or ()):
-            _check(source, ("maintenance", index, "description"), window.get("description"))
+            problems.attempt(_check, source, ("maintenance", index, "description"), window.get("description"))
 
 
 def _check(source: Source, at: KeyPath, text: object) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from sync.core import composite_query
 from sync.core.resources import RESERVED_TAG_KEYS
 from sync.definitions import query, tokens
 from sync.definitions.source import KeyPath, Source
+from sync.errors import Problems
 
 if TYPE_CHECKING:
     from sync.definitions.model import Definitions, Environment, Metric, Queue
@@ -25,62 +27,107 @@ def composite_refs(expression: str) -> list[str]:
     return composite_query.names(expression, composite_query.METRIC)
 
 
-def check(defs: Definitions) -> None:
-    metrics = {m.name: m for m in defs.metrics}
+def check(
+    defs: Definitions,
+    problems: Problems,
+    failed_metrics: Set[str] = frozenset(),
+    failed_environments: Set[str] = frozenset(),
+    failed_dashboards: Set[str] = frozenset(),
+    failed_queues: Set[str] = frozenset(),
+) -> None:
+    """Every check that spans files, each problem into `problems`. A name whose own definition failed is
+    taken as known, and what depends on its content is not checked: its problems are reported once."""
+    refs = _Refs(defs, problems, failed_metrics, failed_environments, failed_dashboards, failed_queues)
     for metric in defs.metrics:
-        _check_metric(metric, metrics, defs)
-    for index, queue in enumerate(defs.queues):
-        _check_queue(("queues", index), queue, metrics, defs)
+        _check_metric(metric, refs)
+    index_of = {raw["name"]: i for i, raw in reversed(list(enumerate(defs.inventory.data["queues"])))}
+    for queue in defs.queues:
+        _check_queue(("queues", index_of[queue.name]), queue, refs)
     for template in defs.dashboards:
         for path, text in _strings(template.body, ()):
-            _check_tokens(template.source, path, text, tokens.DASHBOARD)
+            problems.attempt(_check_tokens, template.source, path, text, tokens.DASHBOARD)
     for env in defs.environments:
-        _check_environment(env, metrics, defs)
+        _check_environment(env, refs)
 
 
-def _check_metric(metric: Metric, metrics: Mapping[str, Metric], defs: Definitions) -> None:
-    _check_tokens(metric.source, ("title",), metric.title, tokens.MONITOR)
+@dataclass(frozen=True)
+class _Refs:
+    """The definitions and what the checks across them report to; the failed names they skip."""
+
+    defs: Definitions
+    problems: Problems
+    failed_metrics: Set[str]
+    failed_environments: Set[str]
+    failed_dashboards: Set[str]
+    failed_queues: Set[str]
+
+    @property
+    def metrics(self) -> Mapping[str, Metric]:
+        return {m.name: m for m in self.defs.metrics}
+
+    def metric(self, name: str, source: Source, at: KeyPath) -> Metric | None:
+        """The metric of this name; None (and a problem unless it failed on its own) when there is none."""
+        metrics = self.metrics
+        if name in metrics:
+            return metrics[name]
+        if name not in self.failed_metrics:
+            self.problems.add(source.error(at, f"unknown metric '{name}'", suggest(name, set(metrics), "monitors/")))
+        return None
+
+
+def _check_metric(metric: Metric, refs: _Refs) -> None:
+    refs.problems.attempt(_check_tokens, metric.source, ("title",), metric.title, tokens.MONITOR)
     if metric.composite is not None:
-        _check_composite(metric, metrics)
-    _check_layer(metric.source, (), metric.settings, metric, defs)
+        refs.problems.attempt(_check_composite, metric, refs.metrics, refs.failed_metrics)
+    _check_layer(metric.source, (), metric.settings, metric, refs)
     for cls, settings in metric.by_class.items():
-        _check_layer(metric.source, ("by_class", cls), settings, metric, defs)
+        _check_layer(metric.source, ("by_class", cls), settings, metric, refs)
 
 
-def _check_queue(at: KeyPath, queue: Queue, metrics: Mapping[str, Metric], defs: Definitions) -> None:
-    _check_tags(defs.inventory, (*at, "tags"), queue.tags)
+def _check_queue(at: KeyPath, queue: Queue, refs: _Refs) -> None:
+    inventory = refs.defs.inventory
+    _check_tags(inventory, (*at, "tags"), queue.tags, refs.problems)
     for name, settings in queue.metrics.items():
-        metric = _known(metrics, name, defs.inventory, (*at, "metrics", name), "metric")
-        _check_layer(defs.inventory, (*at, "metrics", name), settings, metric, defs)
+        metric = refs.metric(name, inventory, (*at, "metrics", name))
+        if metric is not None:
+            _check_layer(inventory, (*at, "metrics", name), settings, metric, refs)
     if queue.publisher_log:
-        _check_tokens(
-            defs.inventory, (*at, "publisher_log", "log_group"), queue.publisher_log.log_group, frozenset({"env"})
+        refs.problems.attempt(
+            _check_tokens,
+            inventory,
+            (*at, "publisher_log", "log_group"),
+            queue.publisher_log.log_group,
+            frozenset({"env"}),
         )
 
 
-def _check_environment(env: Environment, metrics: Mapping[str, Metric], defs: Definitions) -> None:
-    src = env.source
-    _check_tags(src, ("tags",), env.tags)
+def _check_environment(env: Environment, refs: _Refs) -> None:
+    src, problems = env.source, refs.problems
+    _check_tags(src, ("tags",), env.tags, problems)
     for kind, pattern in env.naming.items():
-        _check_tokens(src, ("naming", kind), pattern, tokens.NAMING)
+        problems.attempt(_check_tokens, src, ("naming", kind), pattern, tokens.NAMING)
     if "renotify_audiences" in src.data:  # the default, page, need not be declared: renotify is then off
         for index, audience in enumerate(env.renotify_audiences):
-            _known_name(set(env.notify), audience, src, ("renotify_audiences", index), "audience", "notify")
-    _check_layer(src, ("monitors",), env.monitors, None, defs, env)
+            problems.attempt(
+                _known_name, set(env.notify), audience, src, ("renotify_audiences", index), "audience", "notify"
+            )
+    _check_layer(src, ("monitors",), env.monitors, None, refs, env)
     for name, settings in env.metrics.items():
-        metric = _known(metrics, name, src, ("metrics", name), "metric")
-        _check_layer(src, ("metrics", name), settings, metric, defs, env)
-    queues = {q.name for q in defs.queues}
+        metric = refs.metric(name, src, ("metrics", name))
+        if metric is not None:
+            _check_layer(src, ("metrics", name), settings, metric, refs, env)
+    queues = {q.name for q in refs.defs.queues} | set(refs.failed_queues)
     for qname, override in env.queues.items():
-        _known_name(queues, qname, src, ("queues", qname), "queue", "queues.yaml")
-        _check_tags(src, ("queues", qname, "tags"), override.get("tags", ()))
-        _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, defs, env)
+        problems.attempt(_known_name, queues, qname, src, ("queues", qname), "queue", "queues.yaml")
+        _check_tags(src, ("queues", qname, "tags"), override.get("tags", ()), problems)
+        _check_layer(src, ("queues", qname, "monitors"), override.get("monitors", {}), None, refs, env)
         for name, settings in override.get("metrics", {}).items():
-            metric = _known(metrics, name, src, ("queues", qname, "metrics", name), "metric")
-            _check_layer(src, ("queues", qname, "metrics", name), settings, metric, defs, env)
-    dashboards = {d.name for d in defs.dashboards}
+            metric = refs.metric(name, src, ("queues", qname, "metrics", name))
+            if metric is not None:
+                _check_layer(src, ("queues", qname, "metrics", name), settings, metric, refs, env)
+    dashboards = {d.name for d in refs.defs.dashboards} | set(refs.failed_dashboards)
     for name in env.dashboards:
-        _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
+        problems.attempt(_known_name, dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
 
 
 def base_features(metric: Metric) -> frozenset[str]:
@@ -116,28 +163,28 @@ def _check_layer(
     at: KeyPath,
     settings: Mapping[str, Any],
     metric: Metric | None,
-    defs: Definitions,
+    refs: _Refs,
     env: Environment | None = None,
 ) -> None:
+    problems = refs.problems
     for key in ("query", "message"):
         if key in settings:
-            _check_tokens(source, (*at, key), settings[key], tokens.MONITOR)
+            problems.attempt(_check_tokens, source, (*at, key), settings[key], tokens.MONITOR)
             if metric is not None:
-                _check_required(source, (*at, key), settings[key], metric)
+                problems.attempt(_check_required, source, (*at, key), settings[key], metric)
     if "query" in settings:
-        _check_query(source, (*at, "query"), settings["query"])
+        problems.attempt(_check_query, source, (*at, "query"), settings["query"])
     for severity, audience in settings.get("notify", {}).items():
         if audience != "none":
-            _check_audience(
-                source, (*at, "notify", severity), audience, [env] if env is not None else defs.environments
-            )
+            envs = [env] if env is not None else refs.defs.environments
+            problems.attempt(_check_audience, source, (*at, "notify", severity), audience, envs)
 
 
 def _check_required(source: Source, at: KeyPath, text: str, metric: Metric) -> None:
     """A token that needs a queue feature is only for a metric that requires it of its queues."""
     needed = _all_features(metric)
     for name in tokens.tokens_in(text):
-        feature = tokens.MONITOR[name]
+        feature = tokens.MONITOR.get(name)  # an unknown token is reported by _check_tokens
         if feature and feature not in needed:
             raise source.error(
                 at,
@@ -157,7 +204,7 @@ def _check_audience(source: Source, at: KeyPath, audience: str, envs: Sequence[E
             )
 
 
-def _check_composite(metric: Metric, metrics: Mapping[str, Metric]) -> None:
+def _check_composite(metric: Metric, metrics: Mapping[str, Metric], failed: Set[str]) -> None:
     at: KeyPath = ("composite",)
     expression = metric.composite or ""
     try:
@@ -176,6 +223,8 @@ def _check_composite(metric: Metric, metrics: Mapping[str, Metric]) -> None:
     for name in names:
         if name == metric.name:
             raise metric.source.error(at, f"composite '{name}' refers to itself", "combine other metrics")
+        if name in failed:
+            continue  # its own file has errors, reported there
         other = _known(metrics, name, metric.source, at, "metric")
         if other.composite is not None:
             raise metric.source.error(
@@ -191,14 +240,17 @@ def _check_composite(metric: Metric, metrics: Mapping[str, Metric]) -> None:
             )
 
 
-def _check_tags(source: Source, at: KeyPath, tags: Iterable[str]) -> None:
+def _check_tags(source: Source, at: KeyPath, tags: Iterable[str], problems: Problems) -> None:
     for index, tag in enumerate(tags):
         key = tag.split(":", 1)[0]
         if key in RESERVED_TAG_KEYS:
-            raise source.error(
-                (*at, index),
-                f"tag key '{key}' is set by obs itself",
-                "use another key; obs tags every monitor with " + ", ".join(f"{k}:" for k in sorted(RESERVED_TAG_KEYS)),
+            problems.add(
+                source.error(
+                    (*at, index),
+                    f"tag key '{key}' is set by obs itself",
+                    "use another key; obs tags every monitor with "
+                    + ", ".join(f"{k}:" for k in sorted(RESERVED_TAG_KEYS)),
+                )
             )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from sync.core.evaluation.series import Segment
 from sync.definitions.references import suggest
 from sync.definitions.source import KeyPath, Source
+from sync.errors import ObsError, Problems
 
 ANY = "any"  # every monitor of the queue and its topics
 # The schema's expectation keys -> the evaluation's kinds.
@@ -89,16 +90,31 @@ class _Names:
     environments: frozenset[str]
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Names whose own definitions failed: a scenario naming them is not checked against them."""
+
+    queues: frozenset[str] = frozenset()
+    metrics: frozenset[str] = frozenset()
+    environments: frozenset[str] = frozenset()
+
+
 def scenario(
     source: Source,
     stem: str,
     queues: Mapping[str, Mapping[str, Any]],
     metrics: Iterable[str],
     environments: Iterable[str],
+    skipped: Skipped = Skipped(),
 ) -> Scenario:
-    names = _Names(queues, frozenset(metrics), frozenset(environments))
+    """The scenario of a file; every problem of it raised together."""
+    names = _Names(queues, frozenset(metrics) | skipped.metrics, frozenset(environments) | skipped.environments)
     data = source.data
+    problems = Problems()
     queue_name = data["queue"]
+    if queue_name in skipped.queues:
+        # The queue's own entry has errors, reported there: what the scenario says of it cannot be checked.
+        raise ObsError()
     if queue_name not in names.queues:
         raise source.error(
             ("queue",), f"unknown queue '{queue_name}'", suggest(queue_name, set(names.queues), "queues.yaml")
@@ -107,29 +123,39 @@ def scenario(
     envs = data.get("environments")
     for index, env in enumerate(envs or ()):
         if env not in names.environments:
-            raise source.error(
-                ("environments", index),
-                f"unknown environment '{env}'",
-                suggest(env, set(names.environments), "environments/"),
+            problems.add(
+                source.error(
+                    ("environments", index),
+                    f"unknown environment '{env}'",
+                    suggest(env, set(names.environments), "environments/"),
+                )
             )
     if data["incident_at"] > data["duration"]:
-        raise source.error(
-            ("incident_at",),
-            f"incident_at {data['incident_at']} is after the last minute {data['duration']}",
-            "make it at most duration",
-        )
-    series = tuple(_series(source, index, raw, queue) for index, raw in enumerate(data["series"]))
-    expect = tuple(_expect(source, index, raw, queue, names) for index, raw in enumerate(data["expect"]))
-    for spec in expect:
-        if spec.after is not None and spec.after > data["duration"]:
-            raise source.error(
-                (*spec.at, "after"),
-                f"after {spec.after} is past the last minute {data['duration']}",
+        problems.add(
+            source.error(
+                ("incident_at",),
+                f"incident_at {data['incident_at']} is after the last minute {data['duration']}",
                 "make it at most duration",
             )
-    downtimes = tuple(
-        _downtime(source, index, raw, queue, names) for index, raw in enumerate(data.get("downtimes", ()))
+        )
+    series = tuple(problems.attempt(_series, source, index, raw, queue) for index, raw in enumerate(data["series"]))
+    expect = tuple(
+        problems.attempt(_expect, source, index, raw, queue, names) for index, raw in enumerate(data["expect"])
     )
+    for spec in expect:
+        if spec is not None and spec.after is not None and spec.after > data["duration"]:
+            problems.add(
+                source.error(
+                    (*spec.at, "after"),
+                    f"after {spec.after} is past the last minute {data['duration']}",
+                    "make it at most duration",
+                )
+            )
+    downtimes = tuple(
+        problems.attempt(_downtime, source, index, raw, queue, names)
+        for index, raw in enumerate(data.get("downtimes", ()))
+    )
+    problems.raise_any()
     return Scenario(
         file=stem,
         name=data["name"],
@@ -140,9 +166,9 @@ def scenario(
         starts_at=datetime.fromisoformat(data["starts_at"].replace("Z", "+00:00")) if "starts_at" in data else None,
         audiences=(tuple(data["audiences"]["page"]), tuple(data["audiences"]["chat"])) if "audiences" in data else None,
         collection=data.get("collection", "crawler"),
-        series=series,
-        downtimes=downtimes,
-        expect=expect,
+        series=tuple(s for s in series if s is not None),
+        downtimes=tuple(d for d in downtimes if d is not None),
+        expect=tuple(e for e in expect if e is not None),
         source=source,
     )
 
