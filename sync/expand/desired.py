@@ -14,7 +14,7 @@ from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.references import base_features, class_features, composite_refs
 from sync.definitions.slo import SloSettings, slo_settings
 from sync.definitions.source import KeyPath, Source
-from sync.errors import ObsError
+from sync.errors import ObsError, Problems
 from sync.expand import aws_names, maintenance, oncall, slo
 from sync.expand.composite import composite
 from sync.expand.corrections import corrections
@@ -71,7 +71,12 @@ def slo_settings_of(defs: Definitions, env: Environment, placed: tuple[PlacedQue
 
 
 def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
-    return {env.name: expand_env(defs, env) for env in defs.environments}
+    """Every environment expanded; the problems of all of them raised together (one that a shared file
+    causes in each environment once)."""
+    problems = Problems()
+    out = {env.name: problems.attempt(expand_env, defs, env) for env in defs.environments}
+    problems.raise_any()
+    return {name: resources for name, resources in out.items() if resources is not None}
 
 
 # The queue attribute behind each feature a metric may need.
