@@ -51,6 +51,13 @@ def test_unknown_environment_names_the_known_ones(capsys: pytest.CaptureFixture[
     assert "unknown environment 'prd': use one of: dev, prod, staging" in capsys.readouterr().err
 
 
+def test_a_misspelt_environment_gets_the_closest_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(JOBS), "plan", "--env", "prd", "--offline"]) == 1
+    assert "unknown environment 'prd': did you mean prod? use one of: dev, prod, staging" in capsys.readouterr().err
+    assert main(["--definitions", str(JOBS), "plan", "--env", "qa", "--offline"]) == 1
+    assert "unknown environment 'qa': use one of: dev, prod, staging" in capsys.readouterr().err
+
+
 def test_missing_definitions_folder_says_how_to_point_at_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

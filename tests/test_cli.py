@@ -109,6 +109,25 @@ def test_installed_console_script_runs_offline(tmp_path: Path) -> None:
     assert result.stdout.endswith(f"Plan: {n} to create, 0 to update, 0 to delete, 0 unchanged, 0 unmanaged.\n")
 
 
+def test_schemas_name_the_schema_path_each_folder_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "defs").mkdir()
+    assert main(["--definitions", "defs", "schemas", "--out", "defs/schemas"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    said = {line.split()[0]: line.rsplit("$schema=", 1)[1] for line in lines}
+    assert said == {
+        "queues.yaml": "schemas/queues.schema.json",
+        "environments/*.yaml": "../schemas/environment.schema.json",
+        "monitors/*.yaml": "../schemas/metric.schema.json",
+        "dashboards/*.yaml": "../schemas/dashboard.schema.json",
+        "scenarios/*.yaml": "../schemas/scenario.schema.json",
+    }
+    for pattern, path in said.items():  # each resolves, from where such a file sits, to a schema written
+        assert ((tmp_path / "defs" / pattern).parent / path).resolve().is_file()
+
+
 @pytest.mark.example
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:
     assert main(["schemas", "--out", str(tmp_path)]) == 0

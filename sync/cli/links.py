@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     ids: dict[tuple[Kind, str], str] = {}
     source = "nowhere (offline): dashboard links hold placeholders, monitors have no page yet"
     if not args.offline:
-        with live.connected(env, timeout=args.timeout, verbose=args.verbose) as dd:
+        without = "add --offline for links with placeholders for the dashboard IDs"
+        with live.connected(env, timeout=args.timeout, verbose=args.verbose, without=without) as dd:
             # Links show the objects obs manages already: look-alikes `sync --adopt` would take over are not yet.
             found, source = live.plan(dd, args.env, desired, adopt=False)
         # The objects a sync keeps; duplicates and orphans it would delete are not worth a link.

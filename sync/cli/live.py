@@ -72,9 +72,12 @@ def retry_wait(environ: Mapping[str, str]) -> float:
 
 
 @contextmanager
-def connected(env: Environment, *, timeout: float, verbose: bool, workers: int = 1) -> Iterator[Datadog]:
-    """A client for the environment's org; with `verbose`, the calls it made are reported even on failure."""
-    target = endpoint(os.environ, env.site, env.name)
+def connected(
+    env: Environment, *, timeout: float, verbose: bool, workers: int = 1, without: str = ""
+) -> Iterator[Datadog]:
+    """A client for the environment's org; with `verbose`, the calls it made are reported even on failure.
+    `without`: what the command can do without credentials, said when they are missing."""
+    target = endpoint(os.environ, env.site, env.name, without)
     with closing(Datadog(target, workers=workers, timeout=timeout, backoff=retry_wait(os.environ))) as dd:
         try:
             yield dd

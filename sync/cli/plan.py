@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
             raise ObsError.of("--out needs the live org: a plan made offline cannot be approved", "drop --offline")
         found, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
     else:
-        with live.connected(env, timeout=args.timeout, verbose=args.verbose) as dd:
+        without = "add --offline to plan against an empty org"
+        with live.connected(env, timeout=args.timeout, verbose=args.verbose, without=without) as dd:
             bound = approval.binding(dd, args.definitions) if args.out is not None else None
             found, against = live.plan(dd, args.env, desired, adopt=args.adopt)
     if args.out is not None and bound is not None:  # bound whenever --out is given

@@ -66,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
         raise saved_plan.refusal(str(args.plan), found, changed=False)
     _, env, desired = checked(args.definitions, args.env)
     started = time.monotonic()
-    connection = live.connected(env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency)
+    without = f"see what a sync would change in an empty org with obs plan --env {env.name} --offline"
+    connection = live.connected(
+        env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency, without=without
+    )
     with connection as dd:
         applied = _apply(args, dd, desired, approved)
     if applied is None:

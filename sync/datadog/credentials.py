@@ -21,14 +21,16 @@ class Endpoint:
     app_key: str = field(repr=False)
 
 
-def endpoint(environ: Mapping[str, str], site: str, env_name: str) -> Endpoint:
-    """Credentials and API host from the conventional variables; DD_HOST overrides the site."""
+def endpoint(environ: Mapping[str, str], site: str, env_name: str, without: str = "") -> Endpoint:
+    """Credentials and API host from the conventional variables; DD_HOST overrides the site. `without` is
+    what the command can do without credentials, for the hint when they are missing (each command says its
+    own: a hint must not name an option the command lacks)."""
     missing = [name for name in (API_KEY, APP_KEY) if not environ.get(name)]
     if missing:
         raise ObsError.of(
             f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set",
-            f"export an API key and an application key of the Datadog org of {env_name!r}, "
-            "or add --offline to plan against an empty org",
+            f"export an API key and an application key of the Datadog org of {env_name!r}"
+            + (f", or {without}" if without else ""),
         )
     keys = [key(environ, name) for name in (API_KEY, APP_KEY)]
     host = environ.get(HOST, "").strip().rstrip("/")

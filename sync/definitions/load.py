@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sync.definitions import files, maintenance, markers, references, scenario
+from sync.definitions import files, maintenance, markers, references, regions, scenario
 from sync.definitions.inventory import check_class, inventory_queues, queues_in
 from sync.definitions.model import LIVE, DashboardTemplate, Definitions, Environment, Metric
 from sync.definitions.source import Source
@@ -184,6 +184,7 @@ def _metric(source: Source, classes: Mapping[str, str], problems: Problems) -> M
 
 def _environment(source: Source, now: datetime, problems: Problems) -> Environment:
     data = source.data
+    problems.attempt(regions.check, source, ("aws", "region"), data["aws"]["region"])
     return Environment(
         name=data["name"],
         account_id=data["aws"]["account_id"],

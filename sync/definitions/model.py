@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -216,5 +217,7 @@ class Definitions:
         for env in self.environments:
             if env.name == name:
                 return env
-        known = ", ".join(e.name for e in self.environments)
-        raise ObsError.of(f"unknown environment '{name}'", f"use one of: {known}")
+        known = [e.name for e in self.environments]
+        close = difflib.get_close_matches(name, known, n=1)
+        guess = f"did you mean {close[0]}? " if close else ""
+        raise ObsError.of(f"unknown environment '{name}'", f"{guess}use one of: {', '.join(known)}")

@@ -230,10 +230,12 @@ def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> 
     if validator == "type":
         shown = " or ".join(expected) if isinstance(expected, list) else str(expected)
         article = "an" if shown[0] in "aeiou" else "a"
-        return (
-            f"expected {shown}, got {_kind_of(error.instance)} {_short(error.instance)}".rstrip(),
-            f"write {article} {shown} here",
-        )
+        what = f"expected {shown}, got {_kind_of(error.instance)} {_short(error.instance)}".rstrip()
+        if expected == "string" and type(error.instance) in (int, float):
+            # An ID or a version written bare: YAML made it a number, dropping any leading zeros.
+            fix = cast(Any, error.schema).get("x-fix", "write it in quotes")
+            return what, f"YAML reads unquoted digits as a number (and drops leading zeros): {fix}"
+        return what, f"write {article} {shown} here"
     if validator == "enum":
         return f"{_short(error.instance)} is not allowed", "use one of " + ", ".join(json.dumps(v) for v in expected)
     if validator == "pattern":
