@@ -100,7 +100,7 @@ def _texts(path: Path) -> Iterator[tuple[int, str]]:
         if id(node) in docstrings or id(node) in parts:  # an f-string's pieces are read with it
             continue
         if isinstance(node, ast.JoinedStr):
-            yield node.lineno, "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            yield node.lineno, "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in node.values)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and not LONE.fullmatch(node.value):
             # A lone option is an option's declaration or an argument of a program run, not a message.
             yield node.lineno, node.value
