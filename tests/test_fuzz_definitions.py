@@ -148,3 +148,140 @@ def test_mutated_definitions_give_one_clear_error_or_pass(data: st.DataObject) -
         assert named, f"the error names no file: {shown}"
     else:
         assert out.getvalue().startswith("ok: "), out.getvalue()
+
+
+def _validate(edits: dict[str, str]) -> tuple[int, str]:
+    """obs validate on a copy of the test catalogue with these files' texts replaced: exit code and stderr."""
+    with tempfile.TemporaryDirectory() as tmp:
+        defs = Path(tmp)
+        for part in DEFINITION_PARTS:
+            source = JOBS / part
+            (shutil.copytree if source.is_dir() else shutil.copy)(source, defs / part)
+        for file, text in edits.items():
+            (defs / file).write_text(text)
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = main(["--definitions", str(defs), "validate"])
+    return code, err.getvalue()
+
+
+# Mistakes a user makes, each in a file of its own and independent of the others: alone, each is the one
+# problem reported, at this place. Schema, reference and per-file checks are all among them.
+MISTAKES = {
+    "queues.yaml": ("    class: long\n", "    class: lnog\n", "queues.yaml:64: queues[3].class: unknown class 'lnog'"),
+    "environments/staging.yaml": (
+        "  critical:\n",
+        "  crtical:\n",
+        "environments/staging.yaml:18: queues.crtical: unknown queue 'crtical'",
+    ),
+    "environments/prod.yaml": (
+        "region: us-east-1",
+        "region: us-eats-1",
+        "environments/prod.yaml:3: aws.region: unknown AWS region 'us-eats-1'",
+    ),
+    "environments/dev.yaml": (
+        "  worker_cpu: {enabled: false}",
+        "  worker_cpuu: {enabled: false}",
+        "environments/dev.yaml:20: metrics.worker_cpuu: unknown metric 'worker_cpuu'",
+    ),
+    "monitors/age.yaml": (
+        "{queuename:[[queue_name]],[[aws_scope]]}",
+        "{queuename:[[queue_nmae]],[[aws_scope]]}",
+        "monitors/age.yaml:11: query: unknown template token [[queue_nmae]]",
+    ),
+    "monitors/worker_cpu.yaml": (
+        "title: worker CPU high",
+        'title: "worker CPU high on [[servce]]"',
+        "monitors/worker_cpu.yaml:5: title: unknown template token [[servce]]",
+    ),
+    "monitors/in_flight.yaml": (
+        "> [[critical]]",
+        "> 96000",
+        "monitors/in_flight.yaml:7: query: the query must end with a comparator and [[critical]]",
+    ),
+    "monitors/depth.yaml": (
+        "thresholds: {critical: 10000",
+        "threshods: {critical: 10000",
+        "monitors/depth.yaml:9: threshods: unknown key 'threshods'",
+    ),
+    "monitors/dlq.yaml": (
+        "notify: {alert: chat}",
+        "notify: {alert: pager}",
+        "monitors/dlq.yaml:12: notify.alert: audience 'pager' is not declared",
+    ),
+    "monitors/consumers_stuck.yaml": (
+        "[[metric:deletes_none]]",
+        "[[metric:deletes_nope]]",
+        "monitors/consumers_stuck.yaml:9: composite: unknown metric 'deletes_nope'",
+    ),
+    "dashboards/oncall.yaml": (
+        'available_values: "[[queue_names]]"',
+        'available_values: "[[queue_nams]]"',
+        "dashboards/oncall.yaml:13: template_variables[0].available_values: unknown template token [[queue_nams]]",
+    ),
+}
+
+
+def _problem_lines(err: str) -> list[str]:
+    """The problems of an error, one a line, without the note on what was not checked."""
+    return [line for line in err.removeprefix("error: ").splitlines() if not line.startswith("note: ")]
+
+
+def _place(line: str) -> tuple[str, int]:
+    file, _, rest = line.partition(":")
+    return file, int(rest.split(":", 1)[0])
+
+
+@settings(max_examples=25, deadline=20_000, derandomize=True, database=None)
+@given(chosen=st.lists(st.sampled_from(sorted(MISTAKES)), min_size=2, max_size=len(MISTAKES), unique=True))
+def test_independent_mistakes_in_many_files_are_all_reported_in_one_run(chosen: list[str]) -> None:
+    edits = {}
+    for file in chosen:
+        find, replace, _ = MISTAKES[file]
+        text = (JOBS / file).read_text()
+        assert find in text, f"the snippet to replace is no longer in {file}"
+        edits[file] = text.replace(find, replace, 1)
+    code, err = _validate(edits)
+    assert code == 1, err
+    assert err.startswith("error: ") and "Traceback" not in err and "internal error" not in err, err
+    lines = _problem_lines(err)
+    assert len(lines) == len(chosen), err
+    for line, file in zip(lines, sorted(chosen, key=lambda f: _place(MISTAKES[f][2])), strict=True):
+        assert line.startswith(MISTAKES[file][2]), err
+    assert [_place(line) for line in lines] == sorted(_place(line) for line in lines)
+
+
+def test_every_mistake_alone_is_the_one_problem_reported() -> None:
+    """What the test above combines: each mistake alone gives exactly its own problem."""
+    for file, (find, replace, expected) in MISTAKES.items():
+        code, err = _validate({file: (JOBS / file).read_text().replace(find, replace, 1)})
+        assert code == 1 and _problem_lines(err) == [_problem_lines(err)[0]], err
+        assert _problem_lines(err)[0].startswith(expected), err
+
+
+@settings(
+    max_examples=30,
+    deadline=30_000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=True,
+    database=None,
+)
+@given(data=st.data())
+def test_mutations_of_many_files_at_once_never_crash(data: st.DataObject) -> None:
+    """Every check runs even when others failed: mutations in several files at once still give clear errors,
+    each naming its file, or pass."""
+    files = data.draw(st.lists(st.sampled_from(FILES), min_size=2, max_size=5, unique=True), label="files")
+    edits = {}
+    for file in files:
+        loaded = yaml.safe_load((JOBS / file).read_text())
+        path = data.draw(st.sampled_from(_paths(loaded)), label="path")
+        how = data.draw(st.sampled_from(["replace", "delete", "rename", "wrap", "retype"]), label="how")
+        value = data.draw(ODD_VALUES, label="value")
+        edits[file] = yaml.safe_dump(_mutate(loaded, path, how, value), allow_unicode=True, sort_keys=False)
+    code, err = _validate(edits)
+    assert code in (0, 1), err
+    assert "internal error" not in err and "Traceback" not in err, err
+    if code == 1:
+        assert err.startswith("error: "), err
+        for line in _problem_lines(err):
+            assert any(line.startswith(f) for f in FILES) or line.startswith(("no ", "lists and")), line

@@ -20,19 +20,18 @@ def read_checked(root: Path, relative: str, kind: str) -> Source:
     return source
 
 
-def in_folder(root: Path, folder: str, kind: str) -> list[Source]:
+def in_folder(root: Path, folder: str, kind: str, problems: Problems) -> list[Source]:
+    """The files of the folder that read and pass their schema; the problems of the others go to `problems`."""
     files = (
         sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
         if (root / folder).is_dir()
         else []
     )
     if not files:
-        raise ObsError.of(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml")
-    problems = Problems()
+        problems.add(Problem(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml"))
     sources = []
     for path in files:
         sources += collecting(problems, partial(_each, root, folder, kind, path, files))
-    problems.raise_any()
     return sources
 
 
@@ -60,14 +59,13 @@ def collecting(problems: Problems, read: Callable[[], list[Source]]) -> list[Sou
     return problems.attempt(read) or []
 
 
-def in_optional_folder(root: Path, folder: str, kind: str) -> list[Source]:
+def in_optional_folder(root: Path, folder: str, kind: str, problems: Problems) -> list[Source]:
     """Like in_folder, for a folder the definitions may leave out; its file names need not be `name`s."""
     files = (
         sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
         if (root / folder).is_dir()
         else []
     )
-    problems = Problems()
     sources = []
     for path in files:
         relative = f"{folder}/{path.name}"
@@ -77,7 +75,6 @@ def in_optional_folder(root: Path, folder: str, kind: str) -> list[Source]:
             problems.add(Problem(what, "keep one of the two files", file=relative))
             continue
         sources += collecting(problems, partial(_one, root, relative, kind))
-    problems.raise_any()
     return sources
 
 
