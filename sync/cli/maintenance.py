@@ -8,6 +8,7 @@ deletes nor changes it, and it ends when it expires or on `obs maintenance end`.
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -60,8 +61,10 @@ def run(args: argparse.Namespace) -> int:
         _check_reason(args.reason)
     defs, env, desired = checked(args.definitions, args.env)
     if args.queue is not None and args.queue not in {q.name for q in defs.env_queues[env.name]}:
-        known = ", ".join(q.name for q in defs.env_queues[env.name])
-        raise ObsError.of(f"unknown queue '{args.queue}' in {args.env}", f"use one of: {known}")
+        names = [q.name for q in defs.env_queues[env.name]]
+        close = difflib.get_close_matches(args.queue, names, n=1)
+        guess = f"did you mean {close[0]}? " if close else ""
+        raise ObsError.of(f"unknown queue '{args.queue}' in {args.env}", f"{guess}use one of: {', '.join(names)}")
     with live.connected(env, timeout=args.timeout, verbose=args.verbose) as dd:
         try:
             if args.action == "start":

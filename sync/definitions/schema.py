@@ -221,9 +221,13 @@ def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> 
     validator, expected = error.validator, cast(Any, error.validator_value)
     if validator in ("additionalProperties", "unevaluatedProperties"):
         key = str(path[-1]) if path else "?"
-        close = difflib.get_close_matches(key, _vocabulary(), n=1)
+        close = difflib.get_close_matches(key, _vocabulary(), n=2)
         if close and close[0] == key:
-            return f"'{key}' cannot be set here", "remove it; see the README for what each file may set"
+            # A key of another file or place: a near one of this place may be what was meant (threshold).
+            here = [k for k in _keys_here(error) if k != key]
+            near = difflib.get_close_matches(key, here, n=1)
+            fix = f"did you mean '{near[0]}'? if not, remove it" if near else "remove it"
+            return f"'{key}' cannot be set here", f"{fix}; see the README for what each file may set"
         return f"unknown key '{key}'", f"did you mean '{close[0]}'?" if close else "remove it or check the spelling"
     if validator == "required":
         return error.message.replace("property", "key"), "add it"
@@ -246,6 +250,15 @@ def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> 
     if validator in ("oneOf", "anyOf") and "x-fix" in cast(Any, error.schema):
         return f"{_short(error.instance)} has none of the allowed forms", cast(Any, error.schema)["x-fix"]
     return error.message, "see the schema for this file kind"
+
+
+def _keys_here(error: jsonschema.ValidationError) -> list[str]:
+    """The keys the schema that refused a key allows at that place (its own and its allOf parts')."""
+    schema = cast(Any, error.schema)
+    if not isinstance(schema, dict):
+        return []
+    parts = [schema, *(p for p in schema.get("allOf", ()) if isinstance(p, dict))]
+    return [key for part in parts for key in part.get("properties", {})]
 
 
 def _kind_of(value: Any) -> str:

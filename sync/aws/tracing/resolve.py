@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,9 +30,11 @@ def target_from_placed(queues: Sequence[naming.PlacedQueue], env: str, topic: st
         if is_topic_arn(topic):  # an ARN the definitions do not know can still be traced
             return target_from_arn(topic)
         known = sorted({t.name for q in queues for t in q.topics})
+        close = difflib.get_close_matches(topic, [*known, *sorted({t.sns_name for q in queues for t in q.topics})], n=1)
+        guess = f"did you mean {close[0]}? " if close else ""
         raise ObsError.of(
             f"no topic {topic!r} feeds a queue in environment {env!r}",
-            f"use one of: {', '.join(known)}" if known else "declare topics under the queues in queues.yaml",
+            f"{guess}use one of: {', '.join(known)}" if known else "declare topics under the queues in queues.yaml",
         )
     arns = sorted({placed.arn for _, placed in matches})
     if len(arns) > 1:
