@@ -66,6 +66,16 @@ def test_missing_definitions_folder_says_how_to_point_at_one(
     assert "no queues.yaml" in capsys.readouterr().err
 
 
+def test_a_folder_that_does_not_exist_is_named_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(tmp_path / "nowhere"), "validate"]) == 1
+    assert f"error: no folder {tmp_path / 'nowhere'}: run obs from your definitions folder" in capsys.readouterr().err
+
+
+def test_a_subfolder_of_the_definitions_points_to_them(example_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(example_copy / "monitors"), "validate"]) == 1
+    assert f"the definitions seem to be in {example_copy}: run obs there" in capsys.readouterr().err
+
+
 def test_validate_reports_every_error_of_every_file_sorted_by_file_and_line(
     example_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

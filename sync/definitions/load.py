@@ -25,10 +25,7 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     file, sorted by file and line. What refers to a file, queue or metric that failed its own checks is not
     checked (a note says so once): one mistake is reported once, not again at each place that names it."""
     if not (root / INVENTORY).exists():  # one that exists but is no regular file is refused by the reader
-        raise ObsError.of(
-            f"no {INVENTORY} in {root}",
-            "run obs from your definitions folder, or point to it with --definitions DIR or OBS_DEFINITIONS",
-        )
+        raise _not_definitions(root)
     problems = Problems()
     inventories = files.collecting(problems, lambda: [files.read_checked(root, INVENTORY, "queues")])
     metric_files = files.in_folder(root, "monitors", "metric", problems)
@@ -52,6 +49,18 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
         problems.note(Problem(_SKIPPED.format("the files above are valid")))
     problems.raise_any()
     return replace(defs, scenarios=found)
+
+
+def _not_definitions(root: Path) -> ObsError:
+    """No definitions here: say whether the folder exists at all, and point to one above that has them."""
+    fix = "run obs from your definitions folder, or point to it with --definitions DIR or OBS_DEFINITIONS"
+    shown = str(root) if root.is_absolute() else f"{root} ({root.absolute()})"
+    if not root.is_dir():
+        return ObsError.of(f"no folder {shown}", fix)
+    above = next((p for p in root.absolute().parents if (p / INVENTORY).is_file()), None)
+    if above is not None:
+        fix = f"the definitions seem to be in {above}: run obs there, or point to it with --definitions {above}"
+    return ObsError.of(f"no {INVENTORY} in {shown}", fix)
 
 
 _SKIPPED = "note: what refers to a definition with errors was not checked against it: run obs validate again once {}"

@@ -194,14 +194,17 @@ def _check_required(source: Source, at: KeyPath, text: str, metric: Metric) -> N
 
 
 def _check_audience(source: Source, at: KeyPath, audience: str, envs: Sequence[Environment]) -> None:
-    for target in envs:
-        if audience not in target.notify:
-            known = ", ".join(sorted(target.notify)) or "(none declared)"
-            raise source.error(
-                at,
-                f"audience '{audience}' is not declared in environments/{target.name}.yaml",
-                f"use 'none', or an audience its notify declares: {known}",
-            )
+    lacking = [target for target in envs if audience not in target.notify]
+    if not lacking:
+        return
+    files = " and ".join(f"environments/{target.name}.yaml" for target in lacking)
+    common = set.intersection(*(set(target.notify) for target in lacking))
+    known = ", ".join(sorted(common)) or "(none declared)"
+    raise source.error(
+        at,
+        f"audience '{audience}' is not declared in {files}",
+        f"use 'none', or an audience {'its' if len(lacking) == 1 else 'each'} notify declares: {known}",
+    )
 
 
 def _check_composite(metric: Metric, metrics: Mapping[str, Metric], failed: Set[str]) -> None:
