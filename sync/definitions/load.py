@@ -42,7 +42,7 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     )
     markers.check_user_text(dashboard_files, environment_files, problems)
     defs = _definitions(root, inventories[0], metric_files, dashboard_files, environment_files, now, problems, failed)
-    references.check(defs, problems, failed.metrics, failed.environments, failed.dashboards, failed.queues)
+    references.check(defs, problems, failed.metrics, failed.dashboards, failed.queues)
     maintenance.check(defs, problems, failed.metrics, failed.queues)
     found = _scenarios(scenario_files, inventories[0], defs, problems, failed)
     if problems and failed.any():

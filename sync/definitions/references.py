@@ -31,13 +31,12 @@ def check(
     defs: Definitions,
     problems: Problems,
     failed_metrics: Set[str] = frozenset(),
-    failed_environments: Set[str] = frozenset(),
     failed_dashboards: Set[str] = frozenset(),
     failed_queues: Set[str] = frozenset(),
 ) -> None:
     """Every check that spans files, each problem into `problems`. A name whose own definition failed is
     taken as known, and what depends on its content is not checked: its problems are reported once."""
-    refs = _Refs(defs, problems, failed_metrics, failed_environments, failed_dashboards, failed_queues)
+    refs = _Refs(defs, problems, failed_metrics, failed_dashboards, failed_queues)
     for metric in defs.metrics:
         _check_metric(metric, refs)
     index_of = {raw["name"]: i for i, raw in reversed(list(enumerate(defs.inventory.data["queues"])))}
@@ -57,7 +56,6 @@ class _Refs:
     defs: Definitions
     problems: Problems
     failed_metrics: Set[str]
-    failed_environments: Set[str]
     failed_dashboards: Set[str]
     failed_queues: Set[str]
 
