@@ -15,7 +15,6 @@ from sync.report import markdown as md
 from sync.report import vocabulary
 from sync.report.audience import line_diff, paging_lines
 
-_COLOURS = {Action.CREATE: "32", Action.UPDATE: "33", Action.DELETE: "31"}
 _MAX_VALUE = 200
 _SAME_ERROR_SHOWN = 3
 
@@ -31,9 +30,7 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
         if change.id:
             head += f" (id {change.id})"
         head += f"  {change.title}"
-        if colour and change.action in _COLOURS:
-            head = f"\x1b[{_COLOURS[change.action]}m{head}\x1b[0m"
-        lines.append(head)
+        lines.append(vocabulary.painted(head, vocabulary.COLOURS.get(change.action), colour))
         if change.note:
             lines.append(f"    ({change.note})")
         for field in change.fields:

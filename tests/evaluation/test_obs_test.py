@@ -99,7 +99,7 @@ def test_definitions_without_scenarios_still_validate_but_have_nothing_to_test(
     shutil.copytree(FIXTURE, defs)
     shutil.rmtree(defs / "scenarios")
     assert main(["--definitions", str(defs), "validate"]) == 0
-    assert capsys.readouterr().out.startswith("ok: 1 queues, 2 metrics, 1 environments")
+    assert capsys.readouterr().out.startswith("ok: 1 queue, 2 metrics, 1 environment")
     assert main(["--definitions", str(defs), "test"]) == 1
     assert "no scenarios in scenarios/" in capsys.readouterr().err
 
