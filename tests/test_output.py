@@ -15,7 +15,7 @@ import pytest
 from sync.cli import colour
 from sync.cli.app import main
 from sync.cli.progress import Progress
-from tests.conftest import JOBS, ROOT, Obs
+from tests.conftest import JOBS, ROOT, Obs, Run
 from tests.fakedd import FakeDatadog
 
 ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -172,3 +172,14 @@ def test_maintenance_list_json(obs: Obs, dd: FakeDatadog) -> None:
     # The text lists the same windows, grouped.
     assert obs("maintenance", "list", "--env", "prod") == 0, obs.err
     assert "ad-hoc  disk swap: " in obs.out and "planned  nightly-migrations  " in obs.out
+
+
+def test_diff_is_coloured_only_when_asked(repo: Path, run: Run) -> None:
+    queues = repo / "queues.yaml"
+    queues.write_text(queues.read_text().replace("slo_seconds: 30", "slo_seconds: 45", 1))
+    code, plain, _ = run(repo, "--base", "HEAD")
+    assert code == 0 and "~ monitor " in plain
+    assert not ESCAPE.search(plain)
+    code, coloured, _ = run(repo, "--base", "HEAD", "--color", "always")
+    assert code == 0 and "\x1b[33m  ~ monitor " in coloured
+    assert ESCAPE.sub("", coloured) == plain
