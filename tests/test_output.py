@@ -15,6 +15,10 @@ import pytest
 from sync.cli import colour
 from sync.cli.app import main
 from sync.cli.progress import Progress
+from sync.core.conditions import ConditionChange
+from sync.preview.compare import Preview
+from sync.preview.report import paging_summary
+from sync.report.vocabulary import many
 from tests.conftest import JOBS, ROOT, Obs, Run
 from tests.fakedd import FakeDatadog
 
@@ -183,3 +187,18 @@ def test_diff_is_coloured_only_when_asked(repo: Path, run: Run) -> None:
     code, coloured, _ = run(repo, "--base", "HEAD", "--color", "always")
     assert code == 0 and "\x1b[33m  ~ monitor " in coloured
     assert ESCAPE.sub("", coloured) == plain
+
+
+def test_a_count_takes_the_number_of_its_noun() -> None:
+    assert [many(n, "metric") for n in (0, 1, 2)] == ["0 metrics", "1 metric", "2 metrics"]
+
+
+def test_one_paging_monitor_pages_at_another_point() -> None:
+    def summary(*keys: tuple[str, ...]) -> list[tuple[str, str, str]]:
+        moved = tuple(ConditionChange("prod", ("@pd",), "above 1", "above 2", k) for k in keys)
+        return paging_summary(Preview("a", "b", plans=(), paging=(), conditions=moved))
+
+    assert summary(("prod/q/age",)) == [("prod", "alert condition", "1 paging monitor pages at another point")]
+    assert summary(("prod/q/age",), ("prod/r/age", "prod/s/age")) == [
+        ("prod", "alert condition", "3 paging monitors page at another point")
+    ]

@@ -75,7 +75,7 @@ def parser() -> argparse.ArgumentParser:
         prog="obs",
         description="Datadog monitors and dashboards for SNS -> SQS -> ECS job queues, as code.",
         epilog=f"Exit codes: {Exit.OK} ok or no changes, {Exit.ERROR} error, {Exit.CHANGES} changes pending "
-        f"(with --detailed-exitcode), {Exit.FOUND} failures found (obs trace).",
+        f"(with --detailed-exitcode), {Exit.FOUND} failures found (obs trace, obs audit).",
     )
     top.add_argument("--version", action="version", version=f"obs {version()}")
     _global_options(top, default=Path(os.environ.get(DEFINITIONS_ENV) or "."))

@@ -26,6 +26,7 @@ from sync.datadog.client import Datadog, RequestFailed
 from sync.definitions.maintenance import mutes_by_default
 from sync.errors import ObsError
 from sync.expand import maintenance
+from sync.report.vocabulary import many
 
 
 def register(commands: Commands) -> None:
@@ -119,7 +120,7 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
 
 def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
     ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", maintenance.adhoc_key)
-    print(f"ended {ended} ad-hoc downtimes of {args.queue} in {args.env}")
+    print(f"ended {many(ended, 'ad-hoc downtime')} of {args.queue} in {args.env}")
     if not ended:
         return Exit.OK
     still = adhoc.alerting(dd, f"{MANAGED_TAG},env:{args.env},queue:{args.queue}", metrics)

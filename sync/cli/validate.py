@@ -15,6 +15,7 @@ from sync.cli.desired import counted
 from sync.definitions.load import load
 from sync.definitions.maintenance import stale
 from sync.errors import ObsError, Problem
+from sync.report.vocabulary import many
 
 # The version of the --format json document: a field is only ever added to it, never renamed or removed.
 JSON_VERSION = 1
@@ -49,10 +50,10 @@ def _text(args: argparse.Namespace) -> int:
     for warning in stale(defs):
         print(f"warning: {warning}", file=sys.stderr)
     counts = ", ".join(f"{env}: {counted(resources)}" for env, resources in rendered.items())
-    scenarios = f"{_count(len(defs.scenarios), 'scenario')}, " if defs.scenarios else ""
+    scenarios = f"{many(len(defs.scenarios), 'scenario')}, " if defs.scenarios else ""
     print(
-        f"ok: {_count(len(defs.queues), 'queue')}, {_count(len(defs.metrics), 'metric')}, {scenarios}"
-        f"{_count(len(defs.environments), 'environment')} ({counts})"
+        f"ok: {many(len(defs.queues), 'queue')}, {many(len(defs.metrics), 'metric')}, {scenarios}"
+        f"{many(len(defs.environments), 'environment')} ({counts})"
     )
     return Exit.OK
 
@@ -97,7 +98,3 @@ def _document(
         "scenarios": scenarios,
         "environments": environments,
     }
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"

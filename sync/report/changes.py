@@ -155,13 +155,13 @@ def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float, unche
     lines += [f"note: {_what(o)}: {o.note}" for o in results if o.ok and o.note]
     if dry_run:
         lines.append(
-            f"Dry run: {len(results) - len(failed)} monitors valid, {len(failed)} invalid, by the API's validate "
-            "endpoint (dashboards and deletions are not checked); nothing written."
+            f"Dry run: {vocabulary.many(len(results) - len(failed), 'monitor')} valid, {len(failed)} invalid, "
+            "by the API's validate endpoint (dashboards and deletions are not checked); nothing written."
         )
         if unchecked:
             lines.append(
-                f"Not checked: {unchecked} monitors whose query names an SLO the sync creates first (its ID does "
-                "not exist yet); the model check of obs validate covered them."
+                f"Not checked: {vocabulary.many(unchecked, 'monitor')} whose query names an SLO the sync creates "
+                "first (its ID does not exist yet); the model check of obs validate covered them."
             )
         return "\n".join(lines) + "\n"
     done = Counter(o.change.action for o in results if o.ok)

@@ -21,6 +21,11 @@ def painted(text: str, colour: str | None, on: bool) -> str:
     return f"\x1b[{colour}m{text}\x1b[0m" if on and colour else text
 
 
+def many(count: int, noun: str) -> str:
+    """`1 metric`, `2 metrics`: a count with its noun in the number it takes."""
+    return f"{count} {noun}{'s' * (count != 1)}"
+
+
 def phrase(action: Action, count: int) -> str:
     """`3 to create`, `5 unchanged`."""
     return f"{count} unchanged" if action == Action.UNCHANGED else f"{count} to {action}"
