@@ -24,7 +24,7 @@ FOLDER_KINDS = {"monitors": "metric", "environments": "environment", "dashboards
 def test_validate_reports_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--definitions", str(ROOT / "tests" / "fixtures" / "maintenance"), "validate"]) == 0
     assert capsys.readouterr().out == (
-        "ok: 2 queues, 4 metrics, 1 environments "
+        "ok: 2 queues, 4 metrics, 1 environment "
         "(prod: 2 slo-corrections, 7 downtimes, 12 monitors, 1 dashboard, 2 slos)\n"
     )
 

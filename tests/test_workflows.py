@@ -128,10 +128,101 @@ def test_drift_is_checked_every_day_in_every_environment() -> None:
     workflow = load("obs-drift.yml")
     assert workflow["on"]["schedule"]
     job = workflow["jobs"]["drift"]
-    assert job["strategy"]["matrix"]["env"] == ["dev", "staging", "prod"]
+    assert job["needs"] == "environments"
+    assert job["strategy"]["matrix"]["env"] == "${{ fromJSON(needs.environments.outputs.all) }}"
     runs = " ".join(s.get("run", "") for s in job["steps"])
     assert "obs plan --env" in runs and "--detailed-exitcode" in runs
     assert "GITHUB_STEP_SUMMARY" in runs and "gh issue edit" in runs and "gh issue close" in runs
+
+
+# Where a workflow can name an environment: a matrix or choice list, a comparison with one, `--env NAME`,
+# `OBS_ENV: NAME`, a GitHub environment (`prod`, or its read-only `prod-plan`).
+NAMED = (
+    re.compile(r"(?:matrix\.env|inputs\.env)\s*[!=]=\s*'([\w-]+)'"),
+    re.compile(r"--env[ =]([\w-]+)"),
+)
+
+
+def named_environments(workflow: dict[str, Any]) -> set[str]:
+    names: set[str] = set()
+    dispatch = (workflow["on"] or {}).get("workflow_dispatch") or {}
+    for given in (dispatch.get("inputs") or {}).values():
+        names.update(given.get("options", ()))
+    for job in workflow["jobs"].values():
+        env = ((job.get("strategy") or {}).get("matrix") or {}).get("env")
+        if isinstance(env, list):
+            names.update(env)
+        for value in (job.get("environment"), *(s.get("env", {}).get("OBS_ENV") for s in job.get("steps", []))):
+            if isinstance(value, str) and "${{" not in value:
+                names.add(value.removesuffix("-plan"))
+    text = yaml.safe_dump(workflow, width=10_000)
+    for pattern in NAMED:
+        names.update(pattern.findall(text))
+    return names
+
+
+@pytest.mark.parametrize("name", every())
+def test_every_environment_a_workflow_names_is_defined(name: str) -> None:
+    defined = {p.stem for p in (ROOT / "environments").iterdir() if p.suffix in (".yaml", ".yml")}
+    named = named_environments(load(name))
+    assert named <= defined
+    # Only prod, whose approvers approve a computed plan, has jobs of its own (skipped where there is no prod);
+    # every other environment comes from environments/, so a user's own set needs no edit here.
+    assert named <= {"prod"}
+
+
+def test_the_environment_names_are_found_where_a_workflow_would_hard_code_them() -> None:
+    workflow: dict[str, Any] = {
+        "on": {"workflow_dispatch": {"inputs": {"env": {"options": ["qa"]}}}},
+        "jobs": {
+            "a": {"strategy": {"matrix": {"env": ["dev"]}}, "environment": "uat-plan", "if": "matrix.env == 'perf'"},
+            "b": {"steps": [{"run": "obs plan --env sandbox", "env": {"OBS_ENV": "demo"}}]},
+        },
+    }
+    assert named_environments(workflow) == {"qa", "dev", "uat", "perf", "sandbox", "demo"}
+
+
+def environments_of(tmp_path: Path, files: list[str], only: str = "") -> tuple[int, dict[str, Any], str]:
+    """Runs .github/obs-environments.sh on an environments/ folder of these files: its exit code, its outputs
+    (JSON-decoded) and what it said on stderr."""
+    folder = tmp_path / "environments"
+    folder.mkdir(exist_ok=True)
+    for file in files:
+        (folder / file).write_text("")
+    output = tmp_path / "output"
+    output.write_text("")
+    done = subprocess.run(
+        ["bash", str(ROOT / ".github" / "obs-environments.sh")],
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(output), "ONLY": only},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    return done.returncode, {k: json.loads(v) for k, v in found.items()}, done.stderr
+
+
+def test_the_workflows_run_for_the_environments_the_definitions_declare(tmp_path: Path) -> None:
+    code, found, _ = environments_of(tmp_path, ["staging.yaml", "prod.yml", "README.md"])
+    assert code == 0
+    assert found == {"all": ["prod", "staging"], "direct": ["staging"], "prod": True}
+    code, found, _ = environments_of(tmp_path, [], only="prod")
+    assert code == 0
+    assert found == {"all": ["prod"], "direct": [], "prod": True}
+    code, found, said = environments_of(tmp_path, [], only="dev")
+    assert code == 1 and found == {}
+    assert "unknown environment 'dev': use one of: prod, staging" in said
+
+
+def test_every_job_runs_for_the_environments_job_s_list() -> None:
+    obs = load("obs.yml")["jobs"]
+    assert obs["sync"]["strategy"]["matrix"]["env"] == "${{ fromJSON(needs.environments.outputs.direct) }}"
+    assert obs["audit"]["strategy"]["matrix"]["env"] == "${{ fromJSON(needs.environments.outputs.all) }}"
+    assert "needs.environments.outputs.prod == 'true'" in obs["plan-prod"]["if"]
+    for workflow in ("obs.yml", "obs-drift.yml"):
+        (step,) = [s for s in load(workflow)["jobs"]["environments"]["steps"] if "run" in s]
+        assert step["run"] == ".github/obs-environments.sh"
 
 
 def test_no_expression_is_expanded_inside_a_shell_script() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.metadata
 import os
 import sys
 import traceback
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from sync.cli import audit, diff, links, maintenance, plan, render, schemas, sync_cmd, test_cmd, trace, validate
+from sync.cli.colour import CHOICES as COLOR_CHOICES
 from sync.cli.conventions import Exit
 from sync.datadog.answers import Redactor
 from sync.datadog.credentials import API_KEY, APP_KEY
@@ -52,6 +54,14 @@ def internal_error(exc: BaseException, *, debug: bool, environ: Mapping[str, str
     return hide(text)
 
 
+def version() -> str:
+    """The installed package's version: one number, set in pyproject.toml."""
+    try:
+        return importlib.metadata.version("obs")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors exit 1 like every other error: 2 means "changes pending" to CI."""
 
@@ -65,8 +75,9 @@ def parser() -> argparse.ArgumentParser:
         prog="obs",
         description="Datadog monitors and dashboards for SNS -> SQS -> ECS job queues, as code.",
         epilog=f"Exit codes: {Exit.OK} ok or no changes, {Exit.ERROR} error, {Exit.CHANGES} changes pending "
-        f"(with --detailed-exitcode), {Exit.FOUND} failures found (obs trace).",
+        f"(with --detailed-exitcode), {Exit.FOUND} failures found (obs trace, obs audit).",
     )
+    top.add_argument("--version", action="version", version=f"obs {version()}")
     _global_options(top, default=Path(os.environ.get(DEFINITIONS_ENV) or "."))
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
@@ -95,6 +106,14 @@ def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
         default=default,
         metavar="DIR",
         help=f"the definitions folder (default: ${DEFINITIONS_ENV}, else the current directory)",
+    )
+    parser.add_argument(
+        "--color",
+        "--colour",
+        choices=COLOR_CHOICES,
+        default="auto" if default is not argparse.SUPPRESS else argparse.SUPPRESS,
+        help="colour the output of plan, diff, sync and test: auto (the default) colours only on a terminal, "
+        "and not when NO_COLOR is set or TERM is dumb",
     )
     parser.add_argument(
         "--debug",

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from sync.check import accepted
+from sync.cli import colour
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.definitions import maintenance
 from sync.definitions.load import load
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         head_commit=head_commit,
         said=said,
     )
-    sys.stdout.write(_render(found, args.format, _rerun(args)))
+    sys.stdout.write(_render(found, args.format, _rerun(args), colour.enabled(args)))
     return Exit.CHANGES if args.detailed_exitcode and found.pending else Exit.OK
 
 
@@ -176,7 +177,7 @@ def _rerun(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def _render(found: Preview, fmt: str, rerun: str) -> str:
+def _render(found: Preview, fmt: str, rerun: str, coloured: bool) -> str:
     if fmt == "markdown":
         return comment.comment(found, rerun)
-    return report.as_json(found) if fmt == "json" else report.text(found)
+    return report.as_json(found) if fmt == "json" else report.text(found, colour=coloured)

@@ -119,10 +119,6 @@ def denied(exc: RequestFailed) -> str:
     )
 
 
-def colour() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
-
-
 def _report_calls(dd: Datadog) -> None:
     calls = ", ".join(f"{label} {n}" for label, n in sorted(dd.calls.items()))
     print(

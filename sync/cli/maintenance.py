@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sync.cli import live
-from sync.cli.conventions import Commands, Exit
+from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import checked
 from sync.core import durations
 from sync.core.downtimes import schedule_words
@@ -26,6 +27,7 @@ from sync.datadog.client import Datadog, RequestFailed
 from sync.definitions.maintenance import mutes_by_default
 from sync.errors import ObsError
 from sync.expand import maintenance
+from sync.report.vocabulary import many
 
 
 def register(commands: Commands) -> None:
@@ -44,6 +46,7 @@ def register(commands: Commands) -> None:
     listing = actions.add_parser("list", help="planned and ad-hoc windows with their remaining time")
     listing.add_argument("--env", required=True, help="the environment")
     listing.add_argument("--queue", help="only this queue's windows")
+    format_option(listing, ("text", "json"))
     for sub in (start, end, listing):
         live.options(sub, adopt=False)
     parser.set_defaults(handler=run)
@@ -120,7 +123,7 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
 
 def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
     ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", maintenance.adhoc_key)
-    print(f"ended {ended} ad-hoc downtimes of {args.queue} in {args.env}")
+    print(f"ended {many(ended, 'ad-hoc downtime')} of {args.queue} in {args.env}")
     if not ended:
         return Exit.OK
     still = adhoc.alerting(dd, f"{MANAGED_TAG},env:{args.env},queue:{args.queue}", metrics)
@@ -136,29 +139,51 @@ def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
 
 def _list(dd: Datadog, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
+    windows = sorted(
+        (w for found in listing.objects(dd, DOWNTIME) if (w := _window(found, args, now)) is not None),
+        key=lambda w: (w["kind"], w["name"] or "", w["reason"] or "", w["queue"], w["metric"]),
+    )
+    if args.format == "json":
+        print(json.dumps({"env": args.env, "windows": windows}, indent=2, sort_keys=True))
+        return Exit.OK
     rows: dict[tuple[str, str], list[str]] = {}  # (kind and name, when) -> queue/metric
-    for found in listing.objects(dd, DOWNTIME):
-        message = str(found.get("message") or "")
-        planned, adhoc = DOWNTIME.owner(found), maintenance.adhoc_key(message)
-        key = Key.parse(planned or adhoc or "")
-        if key is None or key.env != args.env or key.metric is None:
-            continue  # made by hand, another environment's, or one whose marker someone cut short
-        queue, metric = key.queue, key.metric
-        if args.queue is not None and queue != args.queue:
-            continue
-        if planned is not None:
-            label = f"planned  {key.name}  {schedule_words(found.get('schedule') or {})}"
+    for w in windows:
+        if w["kind"] == "planned":
+            label = f"planned  {w['name']}  {w['schedule']}"
         else:
-            reason = next(
-                (line.removeprefix("Reason: ") for line in message.splitlines() if line.startswith("Reason: ")), ""
-            )
-            label = f"ad-hoc  {reason or '(no reason given)'}"
-        rows.setdefault((label, _remaining(found, now)), []).append(f"{queue} {metric}")
+            label = f"ad-hoc  {w['reason'] or '(no reason given)'}"
+        rows.setdefault((label, w["remaining"]), []).append(f"{w['queue']} {w['metric']}")
     if not rows:
         print(f"no maintenance windows in {args.env}")
     for (label, when), muted in sorted(rows.items()):
         print(f"{label}: {when}; mutes {', '.join(sorted(muted))}")
     return Exit.OK
+
+
+def _window(found: Mapping[str, Any], args: argparse.Namespace, now: datetime) -> dict[str, Any] | None:
+    """One downtime of this environment (and --queue) as `maintenance list --format json` gives it; None for
+    one made by hand, another environment's, or one whose marker someone cut short."""
+    message = str(found.get("message") or "")
+    planned, adhoc = DOWNTIME.owner(found), maintenance.adhoc_key(message)
+    key = Key.parse(planned or adhoc or "")
+    if key is None or key.env != args.env or key.metric is None:
+        return None
+    if args.queue is not None and key.queue != args.queue:
+        return None
+    schedule = found.get("schedule") or {}
+    current = (schedule.get("current_downtime") if "recurrences" in schedule else schedule) or {}
+    reason = next((line.removeprefix("Reason: ") for line in message.splitlines() if line.startswith("Reason: ")), "")
+    return {
+        "kind": "planned" if planned is not None else "ad-hoc",
+        "name": key.name if planned is not None else None,
+        "schedule": schedule_words(schedule) if planned is not None else None,
+        "reason": (reason or None) if planned is None else None,
+        "queue": key.queue,
+        "metric": key.metric,
+        "start": current.get("start"),
+        "end": current.get("end"),
+        "remaining": _remaining(found, now),
+    }
 
 
 def _remaining(found: Mapping[str, Any], now: datetime) -> str:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sync.cli import approval, audit, live
+from sync.cli import approval, audit, colour, live
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.cli.desired import checked
 from sync.core.plan import make_plan
@@ -56,5 +56,5 @@ def run(args: argparse.Namespace) -> int:
             args.out.write_text(saved_plan.dump(found, bound, made), encoding="utf-8")
         except OSError as exc:
             raise ObsError.of(f"cannot write the plan to {args.out}: {exc.strerror}", "check the path") from None
-    sys.stdout.write(changes.render(found, args.format, against=against, colour=live.colour()))
+    sys.stdout.write(changes.render(found, args.format, against=against, colour=colour.enabled(args)))
     return Exit.CHANGES if args.detailed_exitcode and found.pending else Exit.OK

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sync.cli import approval, live
+from sync.cli import approval, colour, live
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import checked
 from sync.core import guard
@@ -104,7 +104,7 @@ def _apply(
     if args.no_delete:
         plan = guard.without_deletes(plan)
     skipped -= len(plan.pending)
-    sys.stdout.write(changes.text(plan, against=against, colour=live.colour()))
+    sys.stdout.write(changes.text(plan, against=against, colour=colour.enabled(args)))
     if skipped:
         print(f"{skipped} deletion{'s' * (skipped != 1)} skipped (--no-delete).")
     guard.check(plan, desired, allow_mass_delete=args.allow_mass_delete, max_deletes=args.max_deletes)

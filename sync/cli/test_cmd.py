@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 
+from sync.cli import colour
 from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.progress import Progress
 from sync.core.evaluation.simulate import Result, simulate
 from sync.core.resources import Resource
 from sync.definitions.load import SCENARIOS, load
@@ -27,6 +31,11 @@ def register(commands: Commands) -> None:
     parser.add_argument("--env", metavar="ENV", help="only this environment")
     parser.add_argument("--scenario", metavar="NAME", help="only this scenario (its file name or its name)")
     format_option(parser, ("text", "json"))
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="say each modelled assumption in full (the text output names them; the JSON output always has them)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -34,28 +43,47 @@ def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
     scenarios = _chosen(defs, args.scenario)
     only = defs.environment(args.env) if args.env else None  # an unknown name is an error, with the known ones
+    runs = [
+        (scenario, env)
+        for scenario in scenarios
+        for env in environments(defs, scenario)
+        if only is None or env.name == only.name
+    ]
+    progress = Progress("obs test", len(runs), sys.stderr)
+    try:
+        results, skipped = _run(defs, runs, progress)
+    finally:
+        progress.close()
+    if not results:
+        raise ObsError.of("no scenario applies to the environments chosen", "check --env and the scenarios' queues")
+    if args.format == "json":
+        print(evaluation.as_json(results, skipped))
+    else:
+        print(evaluation.text(results, skipped, verbose=args.verbose, colour=colour.enabled(args)))
+    return Exit.OK if all(r.passed for _, r in results) else Exit.ERROR
+
+
+def _run(
+    defs: Definitions, runs: Sequence[tuple[Scenario, Environment]], progress: Progress
+) -> tuple[list[tuple[str, Result]], list[tuple[str, str, str]]]:
+    """Each scenario in each environment: (file, result) for those that apply, (file, env, why) for the rest."""
     expanded: dict[tuple[str, object], tuple[Definitions, Environment, tuple[Resource, ...]]] = {}
     results: list[tuple[str, Result]] = []
     skipped: list[tuple[str, str, str]] = []
-    for scenario in scenarios:
+    for done, (scenario, env) in enumerate(runs):
+        progress.done(done)
         file = scenario.source.path
-        for env in environments(defs, scenario):
-            if only is not None and env.name != only.name:
-                continue
-            key = (env.name, scenario.audiences)
-            if key not in expanded:
-                heard, heard_env = heard_by(defs, env, scenario)
-                expanded[key] = (heard, heard_env, expand_env(heard, heard_env))
-            heard, heard_env, resources = expanded[key]
-            placed = case(heard, scenario, heard_env, resources)
-            if isinstance(placed, str):
-                skipped.append((file, env.name, placed))
-            else:
-                results.append((file, simulate(placed)))
-    if not results:
-        raise ObsError.of("no scenario applies to the environments chosen", "check --env and the scenarios' queues")
-    print(evaluation.as_json(results, skipped) if args.format == "json" else evaluation.text(results, skipped))
-    return Exit.OK if all(r.passed for _, r in results) else Exit.ERROR
+        key = (env.name, scenario.audiences)
+        if key not in expanded:
+            heard, heard_env = heard_by(defs, env, scenario)
+            expanded[key] = (heard, heard_env, expand_env(heard, heard_env))
+        heard, heard_env, resources = expanded[key]
+        placed = case(heard, scenario, heard_env, resources)
+        if isinstance(placed, str):
+            skipped.append((file, env.name, placed))
+        else:
+            results.append((file, simulate(placed)))
+    return results, skipped
 
 
 def _chosen(defs: Definitions, name: str | None) -> tuple[Scenario, ...]:

@@ -3,29 +3,98 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 from sync.check import accepted
-from sync.cli.conventions import Commands, Exit
+from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import counted
 from sync.definitions.load import load
 from sync.definitions.maintenance import stale
+from sync.errors import ObsError, Problem
+from sync.report.vocabulary import many
+
+# The version of the --format json document: a field is only ever added to it, never renamed or removed.
+JSON_VERSION = 1
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("validate", help="check every definition in every environment, offline")
+    parser = commands.add_parser(
+        "validate",
+        help="check every definition in every environment, offline",
+        description="Checks every definition in every environment, offline. With --format json, one document on "
+        "stdout in either case: {version, ok, errors: [{file, line, key, what, fix}], warnings, queues, metrics, "
+        "scenarios, environments: {NAME: {KIND: COUNT}}}; exit 1 when ok is false.",
+    )
+    format_option(parser, ("text", "json"))
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.format != "json":
+        return _text(args)
+    try:
+        document = _checked(args)
+    except ObsError as exc:  # a document for tools, with each problem where it is (CI annotations)
+        document = _document(ok=False, errors=exc.problems)
+    print(json.dumps(document, indent=2, sort_keys=True))
+    return Exit.OK if document["ok"] else Exit.ERROR
+
+
+def _text(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
     rendered = accepted.expand_checked(defs)
     for warning in stale(defs):
         print(f"warning: {warning}", file=sys.stderr)
     counts = ", ".join(f"{env}: {counted(resources)}" for env, resources in rendered.items())
-    scenarios = f"{len(defs.scenarios)} scenarios, " if defs.scenarios else ""
+    scenarios = f"{many(len(defs.scenarios), 'scenario')}, " if defs.scenarios else ""
     print(
-        f"ok: {len(defs.queues)} queues, {len(defs.metrics)} metrics, {scenarios}"
-        f"{len(defs.environments)} environments ({counts})"
+        f"ok: {many(len(defs.queues), 'queue')}, {many(len(defs.metrics), 'metric')}, {scenarios}"
+        f"{many(len(defs.environments), 'environment')} ({counts})"
     )
     return Exit.OK
+
+
+def _checked(args: argparse.Namespace) -> dict[str, Any]:
+    defs = load(args.definitions)
+    rendered = accepted.expand_checked(defs)
+    return _document(
+        ok=True,
+        warnings=[str(w) for w in stale(defs)],
+        queues=len(defs.queues),
+        metrics=len(defs.metrics),
+        scenarios=len(defs.scenarios),
+        environments={
+            env: dict(sorted(Counter(r.kind.name for r in resources).items())) for env, resources in rendered.items()
+        },
+    )
+
+
+def _document(
+    *,
+    ok: bool,
+    errors: Sequence[Problem] = (),
+    warnings: Sequence[str] = (),
+    queues: int | None = None,
+    metrics: int | None = None,
+    scenarios: int | None = None,
+    environments: dict[str, dict[str, int]] | None = None,
+) -> dict[str, Any]:
+    """Every field always present (the counts null when the definitions did not load), so a tool reads it
+    without checking which are there."""
+    return {
+        "version": JSON_VERSION,
+        "ok": ok,
+        "errors": [
+            {"file": p.file or None, "line": p.line, "key": p.key or None, "what": p.what, "fix": p.fix or None}
+            for p in errors
+        ],
+        "warnings": list(warnings),
+        "queues": queues,
+        "metrics": metrics,
+        "scenarios": scenarios,
+        "environments": environments,
+    }

@@ -55,7 +55,11 @@ def paging_summary(
     for condition in preview.conditions:
         moved[condition.env] = moved.get(condition.env, 0) + len(condition.keys)
     out += [
-        (env, "alert condition", f"{count:,} paging monitor{'s' * (count != 1)} page at another point")
+        (
+            env,
+            "alert condition",
+            f"{count:,} paging monitor{'s' * (count != 1)} page{'s' * (count == 1)} at another point",
+        )
         for env, count in moved.items()
     ]
     order = {plan.env: index for index, plan in enumerate(preview.plans)}
@@ -144,11 +148,12 @@ def same_line(
     return f"{path(group.field.path)} {what} on {group.count:,} {kind} ({', '.join(group.envs)})"
 
 
-def text(preview: Preview) -> str:
+def text(preview: Preview, *, colour: bool = False) -> str:
     base, head = named(preview.base, preview.base_commit), named(preview.head, preview.head_commit)
     lines = [f"obs diff: {base} -> {head}", ""]
     for notice in preview.notices:
-        lines.append(f"WARNING: {notice.text}" if notice.env == "" else f"WARNING ({notice.env}): {notice.text}")
+        said = f"WARNING: {notice.text}" if notice.env == "" else f"WARNING ({notice.env}): {notice.text}"
+        lines.append(vocabulary.painted(said, vocabulary.YELLOW, colour))
     lines += [""] if preview.notices else []
     lines += _counts_table(preview)
     lines.append("")
@@ -163,7 +168,7 @@ def text(preview: Preview) -> str:
     if preview.same:
         lines += ["", "The same change on many resources:"]
         lines += [f"  {same_line(g)}" for g in preview.same]
-    lines += _change_lines(preview)
+    lines += _change_lines(preview, colour)
     if any(plan.awaiting for plan in preview.plans):
         lines += ["", f"Note: {placeholders.PLACEHOLDER_NOTE}"]
     lines += ["", f"Diff: {summary(preview.totals())}."]
@@ -197,14 +202,15 @@ def _paging_lines(preview: Preview) -> list[str]:
     return lines
 
 
-def _change_lines(preview: Preview) -> list[str]:
+def _change_lines(preview: Preview, colour: bool) -> list[str]:
     """Each change, per environment and queue, with the fields it changes."""
     lines = []
     for plan in preview.plans:
         for queue, changes in by_queue(plan):
             lines += ["", f"{plan.env} / {queue}: {counted(changes)}"]
             for change in changes:
-                lines.append(f"  {vocabulary.SIGNS[change.action]} {change.kind} {change.key}  {change.title}")
+                head = f"  {vocabulary.SIGNS[change.action]} {change.kind} {change.key}  {change.title}"
+                lines.append(vocabulary.painted(head, vocabulary.COLOURS.get(change.action), colour))
                 if change.note:
                     lines.append(f"      ({change.note})")
                 for field in change.fields:

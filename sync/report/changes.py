@@ -15,7 +15,6 @@ from sync.report import markdown as md
 from sync.report import vocabulary
 from sync.report.audience import line_diff, paging_lines
 
-_COLOURS = {Action.CREATE: "32", Action.UPDATE: "33", Action.DELETE: "31"}
 _MAX_VALUE = 200
 _SAME_ERROR_SHOWN = 3
 
@@ -31,9 +30,7 @@ def text(plan: Plan, *, against: str, colour: bool = False) -> str:
         if change.id:
             head += f" (id {change.id})"
         head += f"  {change.title}"
-        if colour and change.action in _COLOURS:
-            head = f"\x1b[{_COLOURS[change.action]}m{head}\x1b[0m"
-        lines.append(head)
+        lines.append(vocabulary.painted(head, vocabulary.COLOURS.get(change.action), colour))
         if change.note:
             lines.append(f"    ({change.note})")
         for field in change.fields:
@@ -158,13 +155,13 @@ def outcomes(results: Sequence[Outcome], *, dry_run: bool, seconds: float, unche
     lines += [f"note: {_what(o)}: {o.note}" for o in results if o.ok and o.note]
     if dry_run:
         lines.append(
-            f"Dry run: {len(results) - len(failed)} monitors valid, {len(failed)} invalid, by the API's validate "
-            "endpoint (dashboards and deletions are not checked); nothing written."
+            f"Dry run: {vocabulary.many(len(results) - len(failed), 'monitor')} valid, {len(failed)} invalid, "
+            "by the API's validate endpoint (dashboards and deletions are not checked); nothing written."
         )
         if unchecked:
             lines.append(
-                f"Not checked: {unchecked} monitors whose query names an SLO the sync creates first (its ID does "
-                "not exist yet); the model check of obs validate covered them."
+                f"Not checked: {vocabulary.many(unchecked, 'monitor')} whose query names an SLO the sync creates "
+                "first (its ID does not exist yet); the model check of obs validate covered them."
             )
         return "\n".join(lines) + "\n"
     done = Counter(o.change.action for o in results if o.ok)

@@ -10,19 +10,27 @@ from sync.core.evaluation.notes import Assumption, order
 from sync.core.evaluation.notify import Notification
 from sync.core.evaluation.simulate import Result, Verdict
 from sync.core.evaluation.states import Run
+from sync.report.vocabulary import GREEN, RED, YELLOW, painted
 
 AROUND = 5  # evaluations shown on each side of the minute that decided a failure
 
 
-def text(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, str, str]]) -> str:
-    """`results`: (scenario file, result); `skipped`: (scenario file, environment, why)."""
+def text(
+    results: Sequence[tuple[str, Result]],
+    skipped: Sequence[tuple[str, str, str]],
+    *,
+    verbose: bool = False,
+    colour: bool = False,
+) -> str:
+    """`results`: (scenario file, result); `skipped`: (scenario file, environment, why). The assumptions the
+    runs relied on are named once at the end; `verbose` says each in full."""
     lines: list[str] = []
     for file, result in results:
         case = result.case
-        verdict = "pass" if result.passed else "FAIL"
+        verdict = painted("pass", GREEN, colour) if result.passed else painted("FAIL", RED, colour)
         lines.append(f"{verdict}  {case.scenario} ({file}) in {case.env}")
         for v in result.verdicts:
-            mark = "ok  " if v.passed else "FAIL"
+            mark = "ok  " if v.passed else painted("FAIL", RED, colour)
             said = f"cannot evaluate: {v.refused}" if v.refused else v.detail
             lines.append(f"  {mark}  {v.expectation.describe()}: {said}")
             if not v.passed and not v.refused:
@@ -30,15 +38,28 @@ def text(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, str
         for key, why in result.left_out:
             lines.append(f"  note  left out of `any` and lists, the model cannot evaluate it: {key}: {why}")
     for file, env, why in skipped:
-        lines.append(f"skip  {file} in {env}: {why}")
+        lines.append(f"{painted('skip', YELLOW, colour)}  {file} in {env}: {why}")
     passed = sum(r.passed for _, r in results)
     lines.append("")
-    lines.append(f"{passed} of {len(results)} scenario runs passed" + (f", {len(skipped)} skipped" if skipped else ""))
-    used = _assumptions(results)
-    if used:
-        lines.append("modelled assumptions (undocumented Datadog behaviour, read conservatively):")
-        lines += [f"  {a.code}: {a.text}" for a in used]
+    runs = f"{len(results)} scenario run{'s' * (len(results) != 1)}"
+    lines.append(f"{passed} of {runs} passed" + (f", {len(skipped)} skipped" if skipped else ""))
+    lines += _assumption_lines(_assumptions(results), verbose)
     return "\n".join(lines)
+
+
+def _assumption_lines(used: Sequence[Assumption], verbose: bool) -> list[str]:
+    """The undocumented Datadog behaviour the runs relied on: named on one line, or each said in full."""
+    if not used:
+        return []
+    if not verbose:
+        codes = ", ".join(a.code for a in used)
+        return [
+            f"modelled assumptions: {codes} (undocumented Datadog behaviour, read conservatively; --verbose says each)"
+        ]
+    return [
+        "modelled assumptions (undocumented Datadog behaviour, read conservatively):",
+        *(f"  {a.code}: {a.text}" for a in used),
+    ]
 
 
 def _explain(result: Result, verdict: Verdict) -> list[str]:

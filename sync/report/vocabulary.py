@@ -11,6 +11,19 @@ SIGNS = {Action.CREATE: "+", Action.UPDATE: "~", Action.DELETE: "-", Action.UNCH
 UNMANAGED = "?"  # a live object obs does not manage, shown beside the changes
 PENDING = (Action.CREATE, Action.UPDATE, Action.DELETE)
 DONE = {Action.CREATE: "created", Action.UPDATE: "updated", Action.DELETE: "deleted"}
+# ANSI colours, on a terminal only: a create green, an update yellow, a delete red; a pass green, a failure red.
+GREEN, YELLOW, RED = "32", "33", "31"
+COLOURS = {Action.CREATE: GREEN, Action.UPDATE: YELLOW, Action.DELETE: RED}
+
+
+def painted(text: str, colour: str | None, on: bool) -> str:
+    """`text` in this ANSI colour when `on` (the command decides: a terminal, no NO_COLOR), else as it is."""
+    return f"\x1b[{colour}m{text}\x1b[0m" if on and colour else text
+
+
+def many(count: int, noun: str) -> str:
+    """`1 metric`, `2 metrics`: a count with its noun in the number it takes."""
+    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def phrase(action: Action, count: int) -> str:

@@ -27,7 +27,14 @@ def test_a_passing_scenario_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.startswith("pass  consumers stall (scenarios/stall.yaml) in prod\n")
     assert "first page at minute 37, 7 min after minute 30 (in time; deadline 45)" in out
-    assert "U1: window edges are undocumented" in out  # each assumption used is named once
+    assert "1 of 1 scenario run passed\n" in out
+    # The assumptions are named once, on one line; --verbose says each in full, once.
+    (named,) = [line for line in out.splitlines() if line.startswith("modelled assumptions: ")]
+    assert "U1, " in named and "--verbose says each" in named
+    assert "window edges are undocumented" not in out
+    assert main(["--definitions", str(FIXTURE), "test", "--scenario", "stall", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "U1: window edges are undocumented" in out
     assert out.count("U1:") == 1
 
 
@@ -99,7 +106,7 @@ def test_definitions_without_scenarios_still_validate_but_have_nothing_to_test(
     shutil.copytree(FIXTURE, defs)
     shutil.rmtree(defs / "scenarios")
     assert main(["--definitions", str(defs), "validate"]) == 0
-    assert capsys.readouterr().out.startswith("ok: 1 queues, 2 metrics, 1 environments")
+    assert capsys.readouterr().out.startswith("ok: 1 queue, 2 metrics, 1 environment")
     assert main(["--definitions", str(defs), "test"]) == 1
     assert "no scenarios in scenarios/" in capsys.readouterr().err
 

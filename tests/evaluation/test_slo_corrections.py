@@ -110,7 +110,7 @@ def test_a_nightly_parked_window_no_longer_burns_the_budget(tmp_path: Path, caps
     scenario = defs / "scenarios" / "parked.yaml"
     # 17:00 UTC is 18:00 in Berlin: the window runs from minute 60 to 180, its correction to 213.
     scenario.write_text(PARKED + 'starts_at: "2026-12-01T17:00:00Z"\n')
-    assert main(["--definitions", str(defs), "test", "--scenario", "parked"]) == 0, capsys.readouterr().out
+    assert main(["--definitions", str(defs), "test", "--scenario", "parked", "--verbose"]) == 0, capsys.readouterr().out
     assert "T3: an SLO correction repeats at the same wall-clock time" in capsys.readouterr().out
     # The same parked work at another time of day is no window's: the budget burns, and the fast burn pages.
     scenario.write_text(PARKED + 'starts_at: "2026-12-01T09:00:00Z"\n')

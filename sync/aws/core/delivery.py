@@ -164,7 +164,7 @@ def _subscription_dlq(
             return []
         why = "a delivery SNS gives up on (policy, KMS, deleted queue) is lost without a trace of the message"
         fix = "declare subscription_dlq on the topic in queues.yaml and set the subscription's RedrivePolicy"
-        return [Finding(WARNING, "subscription-dlq", spec.queue, where, "none declared", "none", why, fix)]
+        return [Finding(WARNING, "subscription-dlq", spec.queue, where, "none", "none", why, fix)]
     fix = (
         f"aws sns set-subscription-attributes --region {spec.region} --subscription-arn {arn} "
         f"--attribute-name RedrivePolicy --attribute-value "
