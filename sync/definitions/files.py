@@ -20,14 +20,18 @@ def read_checked(root: Path, relative: str, kind: str) -> Source:
     return source
 
 
-def in_folder(root: Path, folder: str, kind: str) -> list[Source]:
+def in_folder(root: Path, folder: str, kind: str, optional: bool = False) -> list[Source]:
+    """The folder's files, each named like its file; `optional` when the folder may be empty or absent."""
     files = (
         sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
         if (root / folder).is_dir()
         else []
     )
-    if not files:
-        raise ObsError.of(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml")
+    if not files and not optional:
+        raise ObsError.of(
+            f"no {kind} definitions in {folder}/",
+            f"add at least one {folder}/<name>.yaml, or use the catalogue shipped with obs (catalogue.yaml)",
+        )
     problems: list[Problem] = []
     sources = []
     for path in files:

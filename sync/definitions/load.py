@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sync.definitions import files, maintenance, markers, references, scenario
+from sync.definitions import catalogue, files, maintenance, markers, references, scenario
 from sync.definitions.inventory import check_class, inventory_queues, queues_in
 from sync.definitions.model import LIVE, DashboardTemplate, Definitions, Environment, Metric
 from sync.definitions.source import Source
@@ -28,8 +28,11 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     # Every file is read and checked before any error is raised, so one run reports them all, in order.
     problems: list[Problem] = []
     inventories = files.collecting(problems, lambda: [files.read_checked(root, INVENTORY, "queues")])
-    metric_files = files.collecting(problems, lambda: files.in_folder(root, "monitors", "metric"))
-    dashboard_files = files.collecting(problems, lambda: files.in_folder(root, "dashboards", "dashboard"))
+    declared = files.collecting(problems, lambda: catalogue.declared(root))
+    # With a catalogue, the definitions' own metrics and dashboards are optional.
+    optional = (root / catalogue.FILE).exists()
+    metric_files = files.collecting(problems, lambda: files.in_folder(root, "monitors", "metric", optional))
+    dashboard_files = files.collecting(problems, lambda: files.in_folder(root, "dashboards", "dashboard", optional))
     environment_files = files.collecting(problems, lambda: files.in_folder(root, "environments", "environment"))
     scenario_files = files.collecting(problems, lambda: files.in_optional_folder(root, SCENARIOS, "scenario"))
     if problems:
@@ -38,6 +41,12 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     inventory = inventories[0]
     classes = {name: spec["description"] for name, spec in inventory.data["classes"].items()}
     queues = inventory_queues(inventory, classes)
+    used = catalogue.used(declared[0], classes, inventory) if declared else None
+    catalogue.check_own(used, metric_files, "metric")
+    catalogue.check_own(used, dashboard_files, "dashboard")
+    if used is not None:
+        metric_files = [*used.metrics, *metric_files]
+        dashboard_files = [*used.dashboards, *dashboard_files]
     metrics = tuple(_metric(s, classes) for s in metric_files)
     dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in dashboard_files)
     moment = now or datetime.now(UTC)
@@ -60,6 +69,7 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
         env_queues,
         processing,
         slo_classes=slo_classes,
+        catalogue=used.use if used else None,
     )
     references.check(defs)
     maintenance.check(defs)

@@ -14,7 +14,7 @@ from sync.definitions import query, tokens
 from sync.definitions.source import KeyPath, Source
 
 if TYPE_CHECKING:
-    from sync.definitions.model import Definitions, Environment, Metric, Queue
+    from sync.definitions.model import CatalogueUse, Definitions, Environment, Metric, Queue
 
 # The query's threshold is generated from options.thresholds.critical, so both always agree.
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
@@ -36,6 +36,8 @@ def check(defs: Definitions) -> None:
             _check_tokens(template.source, path, text, tokens.DASHBOARD)
     for env in defs.environments:
         _check_environment(env, metrics, defs)
+    if defs.catalogue is not None:
+        _check_catalogue(defs.catalogue, metrics, defs)
 
 
 def _check_metric(metric: Metric, metrics: Mapping[str, Metric], defs: Definitions) -> None:
@@ -81,6 +83,17 @@ def _check_environment(env: Environment, metrics: Mapping[str, Metric], defs: De
     dashboards = {d.name for d in defs.dashboards}
     for name in env.dashboards:
         _known_name(dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
+
+
+def _check_catalogue(use: CatalogueUse, metrics: Mapping[str, Metric], defs: Definitions) -> None:
+    """catalogue.yaml's overrides, like any layer of settings (their names were checked against the catalogue)."""
+    for name, settings in use.overrides.items():
+        if name in metrics:  # else the metric applies to none of the definitions' classes
+            _check_layer(use.source, ("overrides", name), settings, metrics[name], defs)
+    for name, per_class in use.by_class.items():
+        for cls, settings in per_class.items():
+            if name in metrics:
+                _check_layer(use.source, ("overrides", name, "by_class", cls), settings, metrics[name], defs)
 
 
 def base_features(metric: Metric) -> frozenset[str]:
