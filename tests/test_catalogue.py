@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
+import referencing
 
 from sync.cli.app import main
 from tests.conftest import ROOT
@@ -154,3 +157,21 @@ def test_own_metrics_work_beside_the_catalogue(defs: Path, tmp_path: Path, capsy
 
     catalogue(defs, "overrides:\n  dlq: {enabled: false}\n")  # disabled there, a file of one's own replaces it
     assert main(["--definitions", str(defs), "validate"]) == 0
+
+
+def test_editors_check_catalogue_yaml_with_its_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schemas", "--out", str(tmp_path)]) == 0
+    schemas = {p.name: json.loads(p.read_text()) for p in tmp_path.glob("*.schema.json")}
+    registry: referencing.Registry[Any] = referencing.Registry().with_resources(
+        (name, referencing.Resource.from_contents(s)) for name, s in schemas.items()
+    )
+    validator = jsonschema.Draft202012Validator(schemas["catalogue.schema.json"], registry=registry)
+    good = {
+        "use": "standard",
+        "classes": {"critical": "short"},
+        "overrides": {"depth": {"thresholds": {"critical": 1}}},
+    }
+    assert list(validator.iter_errors(good)) == []
+    typo = {"use": "standard", "overrides": {"depth": {"threshold": {"critical": 1}}}}
+    assert [e.validator for e in validator.iter_errors(typo)] == ["unevaluatedProperties"]
+    assert [e.validator for e in validator.iter_errors({"use": "mine"})] == ["enum"]
