@@ -132,7 +132,7 @@ def test_schemas_name_the_schema_path_each_folder_needs(
 def test_schemas_are_written_for_editors_and_validate_the_example(tmp_path: Path) -> None:
     assert main(["schemas", "--out", str(tmp_path)]) == 0
     schemas = {p.name: json.loads(p.read_text()) for p in tmp_path.glob("*.schema.json")}
-    kinds = ("queues", "environment", "metric", "dashboard", "settings", "scenario")
+    kinds = ("queues", "environment", "metric", "dashboard", "settings", "scenario", "catalogue")
     assert set(schemas) == {f"{k}.schema.json" for k in kinds}
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(
         (name, referencing.Resource.from_contents(s)) for name, s in schemas.items()

@@ -20,15 +20,21 @@ def read_checked(root: Path, relative: str, kind: str) -> Source:
     return source
 
 
-def in_folder(root: Path, folder: str, kind: str, problems: Problems) -> list[Source]:
-    """The files of the folder that read and pass their schema; the problems of the others go to `problems`."""
+def in_folder(root: Path, folder: str, kind: str, problems: Problems, optional: bool = False) -> list[Source]:
+    """The files of the folder that read and pass their schema; the problems of the others go to `problems`.
+    `optional` when the folder may be empty or absent."""
     files = (
         sorted(p for p in (root / folder).glob("*") if p.suffix in (".yaml", ".yml"))
         if (root / folder).is_dir()
         else []
     )
-    if not files:
-        problems.add(Problem(f"no {kind} definitions in {folder}/", f"add at least one {folder}/<name>.yaml"))
+    if not files and not optional:
+        problems.add(
+            Problem(
+                f"no {kind} definitions in {folder}/",
+                f"add at least one {folder}/<name>.yaml, or use the catalogue shipped with obs (catalogue.yaml)",
+            )
+        )
     sources = []
     for path in files:
         sources += collecting(problems, partial(_each, root, folder, kind, path, files))

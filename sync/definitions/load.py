@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sync.definitions import files, maintenance, markers, references, regions, scenario
+from sync.definitions import catalogue, files, maintenance, markers, references, regions, scenario
 from sync.definitions.inventory import check_class, inventory_queues, queues_in
 from sync.definitions.model import LIVE, DashboardTemplate, Definitions, Environment, Metric
 from sync.definitions.source import Source
@@ -28,8 +28,11 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
         raise _not_definitions(root)
     problems = Problems()
     inventories = files.collecting(problems, lambda: [files.read_checked(root, INVENTORY, "queues")])
-    metric_files = files.in_folder(root, "monitors", "metric", problems)
-    dashboard_files = files.in_folder(root, "dashboards", "dashboard", problems)
+    declared = files.collecting(problems, lambda: catalogue.declared(root))
+    # With a catalogue, the definitions' own metrics and dashboards are optional.
+    optional = (root / catalogue.FILE).exists()
+    metric_files = files.in_folder(root, "monitors", "metric", problems, optional)
+    dashboard_files = files.in_folder(root, "dashboards", "dashboard", problems, optional)
     environment_files = files.in_folder(root, "environments", "environment", problems)
     scenario_files = files.in_optional_folder(root, SCENARIOS, "scenario", problems)
     if not inventories:  # everything else names its classes and queues: nothing more can be checked
@@ -41,7 +44,12 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
         dashboards=files.failed(root, "dashboards", dashboard_files),
     )
     markers.check_user_text(dashboard_files, environment_files, problems)
+    used = _catalogue(root, declared, inventories[0], metric_files, dashboard_files, problems)
+    if used is not None:
+        metric_files = [*used.metrics, *metric_files]
+        dashboard_files = [*used.dashboards, *dashboard_files]
     defs = _definitions(root, inventories[0], metric_files, dashboard_files, environment_files, now, problems, failed)
+    defs = replace(defs, catalogue=used.use if used else None)
     references.check(defs, problems, failed.metrics, failed.dashboards, failed.queues)
     maintenance.check(defs, problems, failed.metrics, failed.queues)
     found = _scenarios(scenario_files, inventories[0], defs, problems, failed)
@@ -49,6 +57,28 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
         problems.note(Problem(_SKIPPED.format("the files above are valid")))
     problems.raise_any()
     return replace(defs, scenarios=found)
+
+
+def _catalogue(
+    root: Path,
+    declared: list[Source],
+    inventory: Source,
+    metrics: list[Source],
+    dashboards: list[Source],
+    problems: Problems,
+) -> catalogue.Used | None:
+    """The catalogue catalogue.yaml names, if any. Without it nothing else can be checked: its problems end the load."""
+    if not declared and not (root / catalogue.FILE).exists():
+        return None
+    classes = {name: spec["description"] for name, spec in inventory.data["classes"].items()}
+    used = problems.attempt(catalogue.used, declared[0], classes, inventory) if declared else None
+    if used is None:
+        problems.note(Problem(_SKIPPED.format(f"{catalogue.FILE} is valid")))
+        problems.raise_any()
+        return None
+    problems.attempt(catalogue.check_own, used, metrics, "metric")
+    problems.attempt(catalogue.check_own, used, dashboards, "dashboard")
+    return used
 
 
 def _not_definitions(root: Path) -> ObsError:

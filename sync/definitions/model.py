@@ -187,6 +187,17 @@ class DashboardTemplate:
 
 
 @dataclass(frozen=True)
+class CatalogueUse:
+    """The catalogue shipped with obs that the definitions use (catalogue.yaml), and their settings over it."""
+
+    name: str
+    source: Source = field(repr=False, compare=False)
+    # metric -> settings over the catalogue's for every queue, then per class (an overlay layer each)
+    overrides: Mapping[str, Overlay] = field(default_factory=dict)
+    by_class: Mapping[str, Mapping[str, Overlay]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Definitions:
     root: Path
     classes: Mapping[str, str]
@@ -203,6 +214,8 @@ class Definitions:
     scenarios: tuple[Scenario, ...] = field(default=(), repr=False, compare=False)
     # Each class's `slo:` settings as written (sync.definitions.slo merges them with the defaults).
     slo_classes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+    # The shipped catalogue the definitions use by name, if they use one.
+    catalogue: CatalogueUse | None = field(default=None, repr=False, compare=False)
 
     def max_processing_seconds(self, queue: Queue) -> int | None:
         """How long a job of this queue may run before it counts as stuck; None when nobody declared it."""

@@ -16,7 +16,7 @@ from sync.definitions.source import KeyPath, Source
 from sync.errors import Problems
 
 if TYPE_CHECKING:
-    from sync.definitions.model import Definitions, Environment, Metric, Queue
+    from sync.definitions.model import CatalogueUse, Definitions, Environment, Metric, Queue
 
 # The query's threshold is generated from options.thresholds.critical, so both always agree.
 QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
@@ -47,6 +47,8 @@ def check(
             problems.attempt(_check_tokens, template.source, path, text, tokens.DASHBOARD)
     for env in defs.environments:
         _check_environment(env, refs)
+    if defs.catalogue is not None:
+        _check_catalogue(defs.catalogue, refs)
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,18 @@ def _check_environment(env: Environment, refs: _Refs) -> None:
     dashboards = {d.name for d in refs.defs.dashboards} | set(refs.failed_dashboards)
     for name in env.dashboards:
         problems.attempt(_known_name, dashboards, name, src, ("dashboards", name), "dashboard", "dashboards/")
+
+
+def _check_catalogue(use: CatalogueUse, refs: _Refs) -> None:
+    """catalogue.yaml's overrides, like any layer of settings (their names were checked against the catalogue)."""
+    metrics = refs.metrics
+    for name, settings in use.overrides.items():
+        if name in metrics:  # else the metric applies to none of the definitions' classes
+            _check_layer(use.source, ("overrides", name), settings, metrics[name], refs)
+    for name, per_class in use.by_class.items():
+        for cls, settings in per_class.items():
+            if name in metrics:
+                _check_layer(use.source, ("overrides", name, "by_class", cls), settings, metrics[name], refs)
 
 
 def base_features(metric: Metric) -> frozenset[str]:

@@ -15,7 +15,7 @@ from referencing import Registry, Resource
 from sync.definitions.source import Source, dotted
 from sync.errors import ObsError, Problem
 
-KINDS = ("queues", "environment", "metric", "dashboard", "settings", "scenario")
+KINDS = ("queues", "environment", "metric", "dashboard", "settings", "scenario", "catalogue")
 _MAX_PROBLEMS = 10
 
 

@@ -65,6 +65,7 @@ def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) ->
         Layer({"evaluation_delay": EVALUATION_DELAY[env.metrics_source]}, src, ("metrics_source",)),
         Layer(metric.settings, metric.source, ()),
         Layer(metric.by_class.get(queue.cls, {}), metric.source, ("by_class", queue.cls)),
+        *_catalogue_layers(defs, queue, metric),
         Layer(queue.metrics.get(metric.name, {}), defs.inventory, ("queues", index, "metrics", metric.name), True),
         Layer(env.monitors, src, ("monitors",)),
         Layer(env.metrics.get(metric.name, {}), src, ("metrics", metric.name)),
@@ -72,6 +73,18 @@ def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) ->
         Layer(
             env_queue.get("metrics", {}).get(metric.name, {}), src, ("queues", queue.name, "metrics", metric.name), True
         ),
+    )
+
+
+def _catalogue_layers(defs: Definitions, queue: Queue, metric: Metric) -> tuple[Layer, ...]:
+    """What catalogue.yaml overrides of a metric of the catalogue, for every queue and then for its class."""
+    use = defs.catalogue
+    if use is None or (metric.name not in use.overrides and metric.name not in use.by_class):
+        return ()
+    at = ("overrides", metric.name)
+    return (
+        Layer(use.overrides.get(metric.name, {}), use.source, at),
+        Layer(use.by_class.get(metric.name, {}).get(queue.cls, {}), use.source, (*at, "by_class", queue.cls)),
     )
 
 

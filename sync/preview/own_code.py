@@ -32,6 +32,9 @@ from sync.preview.compare import Rendered
 
 # What makes up obs in a repository that holds it: the package and the file naming its dependencies.
 OWN_CODE = ("sync", "pyproject.toml")
+# The catalogue obs ships lives outside the package there, and the package links to it.
+CATALOGUE_LINK = "sync/definitions/catalogues"
+CATALOGUE_SOURCES = ("monitors", "dashboards")
 _TIMEOUT = 600  # seconds for the base's render: thousands of queues take a while on a small runner
 # All the base's render may see of the caller's environment (LC_* too); PYTHONPATH is set by obs.
 _CHILD_ENVIRONMENT = ("PATH", "HOME", "LANG", "TMPDIR", "SYSTEMROOT")
@@ -40,14 +43,25 @@ _CHILD_ENVIRONMENT = ("PATH", "HOME", "LANG", "TMPDIR", "SYSTEMROOT")
 def changed_files(definitions: Path, base: str, head: str | None) -> list[str]:
     """Files of obs itself that differ between the base commit and the head (commit, or working tree with
     files not yet added); none when the repository holds only definitions."""
-    specs = [f":(top){part}" for part in OWN_CODE]
     revisions = [base, head] if head else [base]
+    parts = OWN_CODE + (CATALOGUE_SOURCES if _ships_catalogue(definitions, base, head) else ())
+    specs = [f":(top){part}" for part in parts]
     out = revision.git(definitions, "diff", "--name-only", "-z", *revisions, "--", *specs)
     names = {n for n in out.decode(errors="surrogateescape").split("\0") if n}
     if head is None:
         extra = revision.git(definitions, "ls-files", "-z", "--others", "--exclude-standard", "--", *specs)
         names |= {n for n in extra.decode(errors="surrogateescape").split("\0") if n}
     return sorted(names)
+
+
+def _ships_catalogue(definitions: Path, base: str, head: str | None) -> bool:
+    """Whether the repository holds obs with its catalogue: then the catalogue's files are obs's code too (a
+    definitions repository's own monitors/ are not)."""
+    for at in [base, head] if head else [base]:
+        if revision.git(definitions, "ls-tree", "--full-tree", "--name-only", at, "--", CATALOGUE_LINK).strip():
+            return True
+    top = revision.git(definitions, "rev-parse", "--show-toplevel").decode().strip()
+    return head is None and (Path(top) / CATALOGUE_LINK).is_dir()
 
 
 def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendered | None:
@@ -59,7 +73,9 @@ def render_with_own_code(definitions: Path, commit: str, prefix: str) -> Rendere
     if cached is None or not cached.is_dir():
         with tempfile.TemporaryDirectory(prefix="obs-base-code-") as temp:
             source = Path(temp) / "source"
-            _extract(revision.git(definitions, "archive", "--format=tar", commit), source)
+            # From the top: run in a subfolder, git archives only that subfolder.
+            top = Path(revision.git(definitions, "rev-parse", "--show-toplevel").decode().strip())
+            _extract(revision.git(top, "archive", "--format=tar", commit), source)
             command = _command(source)
             if command is None:
                 return None

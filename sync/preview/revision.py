@@ -9,10 +9,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
+from sync.definitions.catalogue import FILE as CATALOGUE
 from sync.definitions.load import INVENTORY
 from sync.errors import ObsError
 
-PARTS = (INVENTORY, "environments", "monitors", "dashboards")
+PARTS = (INVENTORY, CATALOGUE, "environments", "monitors", "dashboards")
 _FILE_MODES = ("100644", "100755")  # regular files; submodules are not definitions
 _LINK_MODE = "120000"
 
