@@ -75,7 +75,8 @@ def retry_wait(environ: Mapping[str, str]) -> float:
 def connected(env: Environment, *, timeout: float, verbose: bool, workers: int = 1) -> Iterator[Datadog]:
     """A client for the environment's org; with `verbose`, the calls it made are reported even on failure."""
     target = endpoint(os.environ, env.site, env.name)
-    with closing(Datadog(target, workers=workers, timeout=timeout, backoff=retry_wait(os.environ))) as dd:
+    client = Datadog(target, workers=workers, timeout=timeout, backoff=retry_wait(os.environ), ownership=env.ownership)
+    with closing(client) as dd:
         try:
             yield dd
         finally:

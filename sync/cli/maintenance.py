@@ -8,7 +8,7 @@ deletes nor changes it, and it ends when it expires or on `obs maintenance end`.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +19,7 @@ from sync.core import durations
 from sync.core.downtimes import schedule_words
 from sync.core.keys import Key
 from sync.core.kinds import DOWNTIME
-from sync.core.resources import MANAGED_TAG, Resource, forged_marker
+from sync.core.resources import Resource, forged_marker
 from sync.datadog import adhoc, listing
 from sync.datadog.client import Datadog, RequestFailed
 from sync.definitions.maintenance import mutes_by_default
@@ -92,10 +92,12 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
     start = datetime.now(UTC).replace(microsecond=0)
     end = start + timedelta(minutes=args.length)
     bodies = {
-        f"{args.env}/{args.queue}/{metric}": maintenance.adhoc(args.env, args.queue, metric, start, end, args.reason)
+        f"{args.env}/{args.queue}/{metric}": maintenance.adhoc(
+            dd.ownership, args.env, args.queue, metric, start, end, args.reason
+        )
         for metric in muted
     }
-    done = adhoc.start(dd, bodies, maintenance.adhoc_key)
+    done = adhoc.start(dd, bodies, _adhoc_key(dd))
     already = ", ".join(f"{Key.of(key).name} ({_remaining(d, start)})" for key, d in done.already.items())
     if done.error:
         left = [Key.of(key).name for key in done.left]
@@ -116,11 +118,12 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
 
 
 def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
-    ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", maintenance.adhoc_key)
+    ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", _adhoc_key(dd))
     print(f"ended {ended} ad-hoc downtimes of {args.queue} in {args.env}")
     if not ended:
         return Exit.OK
-    still = adhoc.alerting(dd, f"{MANAGED_TAG},env:{args.env},queue:{args.queue}", metrics)
+    tags = ",".join([*dd.ownership.monitor_tags(), f"env:{args.env}", f"queue:{args.queue}"])
+    still = adhoc.alerting(dd, tags, metrics)
     if still:
         print("Muted monitors still alerting:")
     for key, state in still:
@@ -131,12 +134,17 @@ def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
     return Exit.OK
 
 
+def _adhoc_key(dd: Datadog) -> Callable[[str], str | None]:
+    """The key of an ad-hoc downtime of this definitions set's namespace (None for any other)."""
+    return lambda message: maintenance.adhoc_key(message, dd.ownership)
+
+
 def _list(dd: Datadog, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     rows: dict[tuple[str, str], list[str]] = {}  # (kind and name, when) -> queue/metric
     for found in listing.objects(dd, DOWNTIME):
         message = str(found.get("message") or "")
-        planned, adhoc = DOWNTIME.owner(found), maintenance.adhoc_key(message)
+        planned, adhoc = DOWNTIME.owner(found, dd.ownership), maintenance.adhoc_key(message, dd.ownership)
         key = Key.parse(planned or adhoc or "")
         if key is None or key.env != args.env or key.metric is None:
             continue  # made by hand, another environment's, or one whose marker someone cut short

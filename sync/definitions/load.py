@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sync.core.namespaces import Ownership
 from sync.definitions import files, maintenance, markers, references, scenario
 from sync.definitions.inventory import check_class, inventory_queues, queues_in
 from sync.definitions.model import LIVE, DashboardTemplate, Definitions, Environment, Metric
@@ -41,7 +42,8 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     metrics = tuple(_metric(s, classes) for s in metric_files)
     dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in dashboard_files)
     moment = now or datetime.now(UTC)
-    environments = tuple(_environment(s, moment) for s in environment_files)
+    owner = ownership(inventory)
+    environments = tuple(replace(_environment(s, moment), ownership=owner) for s in environment_files)
     env_queues = {env.name: queues_in(env, inventory, queues) for env in environments}
     processing = {
         name: spec["max_processing_seconds"]
@@ -64,6 +66,19 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     references.check(defs)
     maintenance.check(defs)
     return replace(defs, scenarios=_scenarios(scenario_files, inventory, defs))
+
+
+def ownership(inventory: Source) -> Ownership:
+    """The definitions set's namespace, as queues.yaml declares it (its pattern is the schema's)."""
+    namespace = inventory.data.get("namespace")
+    adopt = bool(inventory.data.get("adopt_unnamespaced", False))
+    if adopt and namespace is None:
+        raise inventory.error(
+            ("adopt_unnamespaced",),
+            "adopt_unnamespaced takes objects over into a namespace, and none is declared",
+            "add namespace: <name> beside it, or remove adopt_unnamespaced",
+        )
+    return Ownership(namespace, adopt)
 
 
 def _scenarios(sources: list[Source], inventory: Source, defs: Definitions) -> tuple[scenario.Scenario, ...]:
