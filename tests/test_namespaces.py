@@ -1,0 +1,163 @@
+"""Namespaces: two definitions sets in one Datadog org, each reading and touching only its own objects.
+
+The two sets (tests/fixtures/namespaces) both have a queue named critical, so both have prod/critical/age.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sync.core.kinds import DASHBOARD, DOWNTIME, MONITOR
+from sync.core.namespaces import Mark, Ownership, from_line, from_tags, valid
+
+from .conftest import ROOT, Obs
+from .fakedd import FakeDatadog
+
+TEAMS = ROOT / "tests" / "fixtures" / "namespaces"
+
+
+@pytest.fixture
+def payments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Obs:
+    return Obs(_copy("payments", tmp_path), capsys)
+
+
+@pytest.fixture
+def search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Obs:
+    return Obs(_copy("search", tmp_path), capsys)
+
+
+def _copy(team: str, tmp_path: Path) -> Path:
+    target = tmp_path / team
+    shutil.copytree(TEAMS / team, target)
+    return target
+
+
+def _inventory(obs: Obs, old: str, new: str) -> None:
+    path = obs.definitions / "queues.yaml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def changes(plan: dict[str, Any]) -> dict[str, str]:
+    return {f"{c['kind']} {c['key']}": c["action"] for c in plan["changes"] if c["action"] != "unchanged"}
+
+
+def monitor_ids(dd: FakeDatadog, namespace: str | None) -> set[int]:
+    return {i for i, m in dd.monitors.items() if (MONITOR.mark(m) or Mark("")).namespace == namespace}
+
+
+def live_ids(dd: FakeDatadog) -> set[str]:
+    """Every live object's ID, canceled downtimes left out."""
+    downtimes = {i for i, d in dd.downtimes.items() if d["attributes"]["canceled"] is None}
+    return {*map(str, dd.monitors), *dd.dashboards, *dd.slos, *dd.corrections, *downtimes}
+
+
+# -- the marker and its one reader
+
+
+def test_a_namespace_has_one_spelling() -> None:
+    assert valid("payments-jobs") and valid("a") and valid("team2")
+    for bad in ("Payments-jobs", "payments_jobs", "-payments", "payments-", "payments--jobs", "2team", "", "a" * 41):
+        assert not valid(bad), bad
+
+
+def test_the_namespace_is_matched_whole_never_by_prefix_or_case() -> None:
+    tags = ["managed-by:obs", "obs-namespace:payments-jobs", "obs-key:prod/critical/age"]
+    assert from_tags(tags) == Mark("prod/critical/age", "payments-jobs")
+    assert MONITOR.owner({"tags": tags}, Ownership("payments-jobs")) == "prod/critical/age"
+    for other in (Ownership("payments"), Ownership("payments-jobs-eu"), Ownership(None), Ownership("search-jobs")):
+        assert MONITOR.owner({"tags": tags}, other) is None, other
+    # Two namespaces, or one no set can declare, make no mark at all: nobody owns the object.
+    assert from_tags([*tags, "obs-namespace:search-jobs"]) is None
+    assert from_tags(["managed-by:obs", "obs-namespace:Payments-Jobs", "obs-key:prod/critical/age"]) is None
+
+
+def test_the_marker_line_carries_the_namespace() -> None:
+    ours = Ownership("payments-jobs")
+    line = ours.line("prod/oncall")
+    assert line == "managed-by:obs obs-namespace:payments-jobs obs-key:prod/oncall"
+    assert from_line(f"On call.\n\n{line}") == Mark("prod/oncall", "payments-jobs")
+    assert DASHBOARD.owner({"description": line}, ours) == "prod/oncall"
+    assert DASHBOARD.owner({"description": line}, Ownership("payments")) is None
+    assert DASHBOARD.owner({"description": line}) is None  # a set without a namespace owns none of it
+    old = "managed-by:obs obs-key:prod/critical/age/maintenance/x"
+    assert DOWNTIME.owner({"message": old}) == "prod/critical/age/maintenance/x"
+    assert DOWNTIME.owner({"message": old}, ours) is None
+    assert DOWNTIME.owner({"message": old}, Ownership("payments-jobs", adopt_unnamespaced=True)) is not None
+    assert ours.adhoc_key(ours.adhoc_line("prod/critical/age")) == "prod/critical/age"
+    assert Ownership("search-jobs").adhoc_key(ours.adhoc_line("prod/critical/age")) is None
+    assert Ownership().adhoc_key(ours.adhoc_line("prod/critical/age")) is None
+
+
+def test_a_bad_namespace_is_refused_with_file_line_and_fix(payments: Obs) -> None:
+    _inventory(payments, "namespace: payments-jobs", "namespace: Payments_Jobs")
+    assert payments("validate") == 1
+    assert "queues.yaml:3: namespace:" in payments.err and "lowercase" in payments.err, payments.err
+    assert "Traceback" not in payments.err
+
+
+def test_adopting_needs_a_namespace(payments: Obs) -> None:
+    _inventory(payments, "namespace: payments-jobs\n", "adopt_unnamespaced: true\n")
+    assert payments("validate") == 1
+    assert "queues.yaml:3: adopt_unnamespaced:" in payments.err and "namespace:" in payments.err, payments.err
+
+
+# -- two sets in one org
+
+
+def test_two_sets_synced_in_turns_each_plan_nothing_after_the_other(
+    payments: Obs, search: Obs, dd: FakeDatadog
+) -> None:
+    assert payments("sync", "--env", "prod") == 0, payments.err
+    assert search("sync", "--env", "prod") == 0, search.err
+    for _ in range(2):
+        assert changes(payments.plan()) == {}
+        assert changes(search.plan()) == {}
+        assert payments("sync", "--env", "prod") == 0 and search("sync", "--env", "prod") == 0
+    # Both have prod/critical/age: two monitors, one per namespace.
+    ages = [m for m in dd.monitors.values() if "obs-key:prod/critical/age" in m["tags"]]
+    assert sorted(str((MONITOR.mark(m) or Mark("")).namespace) for m in ages) == ["payments-jobs", "search-jobs"]
+    boards = Counter(DASHBOARD.mark(d) for d in dd.dashboards.values())
+    assert boards == Counter([Mark("prod/oncall", "payments-jobs"), Mark("prod/oncall", "search-jobs")])
+
+
+def test_removing_a_queue_from_one_set_never_touches_the_other(payments: Obs, search: Obs, dd: FakeDatadog) -> None:
+    assert payments("sync", "--env", "prod") == 0 and search("sync", "--env", "prod") == 0
+    before = {i: dict(m) for i, m in dd.monitors.items() if i in monitor_ids(dd, "payments-jobs")}
+    dashboards = {i: dict(d) for i, d in dd.dashboards.items()}
+    inventory = search.definitions / "queues.yaml"
+    text = inventory.read_text()
+    inventory.write_text(text[: text.index("  - name: indexing")])
+    planned = changes(search.plan())
+    deleted = {"monitor prod/indexing/age": "delete", "monitor prod/indexing/dlq": "delete"}
+    assert planned == {**deleted, "dashboard prod/oncall": "update"}  # its runbook list loses the queue
+    assert search("sync", "--env", "prod") == 0, search.err
+    after = {i: m for i, m in dd.monitors.items() if i in monitor_ids(dd, "payments-jobs")}
+    assert after == before  # not one of payments' monitors deleted or changed
+    payments_board = next(i for i, d in dashboards.items() if "payments-jobs" in d["description"])
+    assert dd.dashboards[payments_board] == dashboards[payments_board]
+    assert changes(payments.plan()) == {}
+    assert not any("obs-key:prod/indexing/" in t for m in dd.monitors.values() for t in m["tags"])
+
+
+def test_a_maintenance_window_of_one_set_never_mutes_the_others_monitors(
+    payments: Obs, search: Obs, dd: FakeDatadog
+) -> None:
+    assert search("sync", "--env", "prod") == 0 and payments("sync", "--env", "prod") == 0
+    windows = [i for i, d in dd.downtimes.items() if "nightly-migrations" in str(d["attributes"]["message"])]
+    assert len(windows) == 3  # age and both burn rates of payments' critical queue
+    ours, theirs = monitor_ids(dd, "payments-jobs"), monitor_ids(dd, "search-jobs")
+    for window in windows:
+        muted = dd.muted_by(window)
+        assert muted and muted <= ours, (muted, theirs)
+    # search has the same queue and metrics: without the namespace in monitor_tags the window would mute them.
+    unspaced = {**dd.downtimes[windows[0]]["attributes"]["monitor_identifier"]}
+    unspaced["monitor_tags"] = [t for t in unspaced["monitor_tags"] if not t.startswith("obs-namespace:")]
+    made = dd.create_downtime({"scope": "*", "monitor_identifier": unspaced, "message": "by hand"})
+    assert dd.muted_by(str(made["id"])) & theirs
