@@ -161,3 +161,75 @@ def test_a_maintenance_window_of_one_set_never_mutes_the_others_monitors(
     unspaced["monitor_tags"] = [t for t in unspaced["monitor_tags"] if not t.startswith("obs-namespace:")]
     made = dd.create_downtime({"scope": "*", "monitor_identifier": unspaced, "message": "by hand"})
     assert dd.muted_by(str(made["id"])) & theirs
+
+
+def test_ad_hoc_maintenance_of_one_set_never_touches_the_others(payments: Obs, search: Obs, dd: FakeDatadog) -> None:
+    assert payments("sync", "--env", "prod") == 0 and search("sync", "--env", "prod") == 0
+    start = ("maintenance", "start", "--env", "prod", "--queue", "critical", "--for", "1h")
+    assert search(*start) == 0, search.err
+    adhoc = [i for i, d in dd.downtimes.items() if "obs-adhoc:" in str(d["attributes"]["message"])]
+    assert adhoc
+    theirs = monitor_ids(dd, "search-jobs")
+    assert all(dd.muted_by(i) and dd.muted_by(i) <= theirs for i in adhoc)
+    # payments sees no ad-hoc window of its own, and ending its critical queue's ends none of search's.
+    assert payments("maintenance", "list", "--env", "prod") == 0, payments.err
+    assert "ad-hoc" not in payments.out and "nightly-migrations" in payments.out, payments.out
+    assert payments("maintenance", "end", "--env", "prod", "--queue", "critical") == 0, payments.err
+    assert "ended 0 ad-hoc downtimes" in payments.out, payments.out
+    assert all(dd.downtimes[i]["attributes"]["canceled"] is None for i in adhoc)
+    # payments' start is its own: search's is no reason to call its metrics muted already.
+    assert payments(*start) == 0, payments.err
+    assert "already muted" not in payments.out and "muted age" in payments.out, payments.out
+    assert search("maintenance", "list", "--env", "prod") == 0
+    assert "ad-hoc" in search.out and "nightly-migrations" not in search.out, search.out
+    assert search("maintenance", "end", "--env", "prod", "--queue", "critical") == 0, search.err
+    assert f"ended {len(adhoc)} ad-hoc downtimes" in search.out, search.out
+    assert changes(payments.plan()) == {} and changes(search.plan()) == {}
+
+
+# -- objects written before namespaces
+
+
+def test_objects_written_without_a_namespace_are_adopted_only_when_the_definitions_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dd: FakeDatadog
+) -> None:
+    old = Obs(_copy("payments", tmp_path / "old"), capsys)
+    _inventory(old, "namespace: payments-jobs\n", "")
+    assert old("sync", "--env", "prod") == 0, old.err
+    before = live_ids(dd)
+    assert monitor_ids(dd, None) and not monitor_ids(dd, "payments-jobs")
+    # A namespace alone takes nothing over: the old objects are not its own, so nothing is updated or deleted.
+    payments = Obs(_copy("payments", tmp_path / "new"), capsys)
+    plan = payments.plan()
+    assert set(changes(plan).values()) == {"create"}
+    # With adopt_unnamespaced the plan takes each over in place, keeping its ID.
+    _inventory(payments, "namespace: payments-jobs\n", "namespace: payments-jobs\nadopt_unnamespaced: true\n")
+    plan = payments.plan()
+    pending = [c for c in plan["changes"] if c["action"] != "unchanged"]
+    assert pending and {c["action"] for c in pending} == {"update"}, changes(plan)
+    assert all("adopts" in c["note"] and "without a namespace" in c["note"] and c["id"] for c in pending)
+    assert len(pending) == len(before)
+    assert payments("sync", "--env", "prod") == 0, payments.err
+    assert live_ids(dd) == before  # nothing recreated: IDs, and the links that name them, are kept
+    assert monitor_ids(dd, "payments-jobs") and not monitor_ids(dd, None)
+    assert changes(payments.plan()) == {}
+    # A second set that also says adopt_unnamespaced cannot take them back: they carry payments' namespace now.
+    search = Obs(_copy("search", tmp_path / "other"), capsys)
+    _inventory(search, "namespace: search-jobs\n", "namespace: search-jobs\nadopt_unnamespaced: true\n")
+    assert set(changes(search.plan()).values()) == {"create"}
+    assert search("sync", "--env", "prod") == 0, search.err
+    assert changes(payments.plan()) == {}
+    # Nor does the old set, without a namespace, see them as its own any more: it would create, never delete.
+    assert set(changes(old.plan()).values()) == {"create"}
+
+
+def test_a_set_without_a_namespace_never_touches_a_namespaced_one(
+    payments: Obs, search: Obs, dd: FakeDatadog
+) -> None:
+    assert payments("sync", "--env", "prod") == 0, payments.err
+    before = {i: dict(m) for i, m in dd.monitors.items()}
+    _inventory(search, "namespace: search-jobs\n", "")
+    assert set(changes(search.plan()).values()) == {"create"}
+    assert search("sync", "--env", "prod") == 0, search.err
+    assert all(dd.monitors[i] == m for i, m in before.items())
+    assert changes(search.plan()) == {} and changes(payments.plan()) == {}
