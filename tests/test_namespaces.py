@@ -5,6 +5,7 @@ The two sets (tests/fixtures/namespaces) both have a queue named critical, so bo
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from sync.core.kinds import DASHBOARD, DOWNTIME, MONITOR
 from sync.core.namespaces import Mark, Ownership, from_line, from_tags, valid
 
-from .conftest import ROOT, Obs
+from .conftest import ROOT, Obs, Run, commit, git
 from .fakedd import FakeDatadog
 
 TEAMS = ROOT / "tests" / "fixtures" / "namespaces"
@@ -233,3 +234,27 @@ def test_a_set_without_a_namespace_never_touches_a_namespaced_one(
     assert search("sync", "--env", "prod") == 0, search.err
     assert all(dd.monitors[i] == m for i, m in before.items())
     assert changes(search.plan()) == {} and changes(payments.plan()) == {}
+
+
+# -- the offline preview owns as the live plan does
+
+
+@pytest.mark.parametrize("adopt", [False, True])
+def test_the_preview_owns_the_base_as_the_live_plan_owns_the_org(
+    adopt: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], dd: FakeDatadog, plain_git: None, run: Run
+) -> None:
+    """Declaring a namespace: `obs diff` against the revision without one plans what `obs plan` plans live."""
+    payments = Obs(_copy("payments", tmp_path), capsys)
+    _inventory(payments, "namespace: payments-jobs\n", "")
+    git(payments.definitions, "init", "-q")
+    commit(payments.definitions, "base")
+    assert payments("sync", "--env", "prod") == 0, payments.err
+    spaced = "namespace: payments-jobs\n" + ("adopt_unnamespaced: true\n" if adopt else "")
+    _inventory(payments, "classes:\n", f"{spaced}classes:\n")
+    live = changes(payments.plan())
+    code, out, err = run(payments.definitions, "--base", "HEAD", "--format", "json")
+    assert code == 0, err
+    (prod,) = json.loads(out)["environments"]
+    previewed = {f"{c['kind']} {c['key']}": c["action"] for c in prod["changes"]}
+    assert previewed == live
+    assert set(live.values()) == ({"update"} if adopt else {"create"})
