@@ -28,7 +28,7 @@ def listed(dd: Datadog, kind: Kind, env: str, desired: Sequence[Resource] = (), 
     the ones to take over. Where the list holds summaries, only the objects that carry a marker of this
     environment or share a title with a desired one are read whole."""
     if kind.listing.filters == "env":
-        tags = None if adopt else f"{MANAGED_TAG},env:{env}"
+        tags = None if adopt else f"{_ours(dd)},env:{env}"
     else:
         tags = MANAGED_TAG if kind.listing.filters == "ours" else None
     found = objects(dd, kind, tags)
@@ -46,6 +46,13 @@ def listed(dd: Datadog, kind: Kind, env: str, desired: Sequence[Resource] = (), 
 def wider(dd: Datadog, kind: Kind) -> list[Live]:
     """Every object with our marker, whatever its environment (a kind whose record has `wider`)."""
     return _live(dd, kind, objects(dd, kind, MANAGED_TAG if kind.listing.filters != "none" else None))
+
+
+def _ours(dd: Datadog) -> str:
+    """The tags all of this definitions set's objects carry: its namespace's too, unless it takes over objects
+    written without one (a list cannot ask for a tag's absence, so a set without a namespace reads them all)."""
+    ownership = dd.ownership
+    return MANAGED_TAG if ownership.adopt_unnamespaced else ",".join(ownership.monitor_tags())
 
 
 def find(dd: Datadog, kind: Kind, key: str) -> list[Live]:
