@@ -224,9 +224,7 @@ def test_objects_written_without_a_namespace_are_adopted_only_when_the_definitio
     assert set(changes(old.plan()).values()) == {"create"}
 
 
-def test_a_set_without_a_namespace_never_touches_a_namespaced_one(
-    payments: Obs, search: Obs, dd: FakeDatadog
-) -> None:
+def test_a_set_without_a_namespace_never_touches_a_namespaced_one(payments: Obs, search: Obs, dd: FakeDatadog) -> None:
     assert payments("sync", "--env", "prod") == 0, payments.err
     before = {i: dict(m) for i, m in dd.monitors.items()}
     _inventory(search, "namespace: search-jobs\n", "")
