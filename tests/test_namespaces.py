@@ -15,6 +15,8 @@ import pytest
 
 from sync.core.kinds import DASHBOARD, DOWNTIME, MONITOR
 from sync.core.namespaces import Mark, Ownership, from_line, from_tags, valid
+from sync.core.plan import claimed, make_plan
+from sync.core.resources import Resource
 
 from .conftest import ROOT, Obs, Run, commit, git
 from .fakedd import FakeDatadog
@@ -94,6 +96,30 @@ def test_the_marker_line_carries_the_namespace() -> None:
     assert ours.adhoc_key(ours.adhoc_line("prod/critical/age")) == "prod/critical/age"
     assert Ownership("search-jobs").adhoc_key(ours.adhoc_line("prod/critical/age")) is None
     assert Ownership().adhoc_key(ours.adhoc_line("prod/critical/age")) is None
+
+
+def test_objects_without_a_namespace_are_only_ever_taken_over_never_deleted() -> None:
+    """Taking over: an object written without a namespace is adopted where the definitions want its key and
+    none of the namespace's has it; a twin of one of ours, or one of a key no longer wanted, is left alone."""
+    ours = Ownership("payments-jobs", adopt_unnamespaced=True)
+
+    def body(key: str, namespace: str | None) -> dict[str, Any]:
+        tags = Ownership(namespace).tags(key)
+        return {"name": key, "type": "query alert", "query": "q", "tags": sorted(tags)}
+
+    wanted = [Resource(MONITOR, key, body(key, "payments-jobs"), "prod", "q") for key in ("prod/a/age", "prod/b/age")]
+    live = [
+        claimed(MONITOR, "1", body("prod/a/age", "payments-jobs"), ours),
+        claimed(MONITOR, "2", body("prod/a/age", None), ours),  # a twin of ours
+        claimed(MONITOR, "3", body("prod/b/age", None), ours),  # taken over
+        claimed(MONITOR, "4", body("prod/gone/age", None), ours),  # no longer wanted: not ours to delete
+        claimed(MONITOR, "5", body("prod/b/age", "search-jobs"), ours),  # another set's
+    ]
+    plan = make_plan("prod", wanted, live)
+    assert {(c.action.value, c.id) for c in plan.changes} == {("unchanged", "1"), ("update", "3")}
+    (adopted,) = [c for c in plan.changes if c.id == "3"]
+    assert "written without a namespace" in adopted.note and not adopted.replace
+    assert live[4].foreign and live[4].key is None and not plan.unmanaged
 
 
 def test_a_bad_namespace_is_refused_with_file_line_and_fix(payments: Obs) -> None:
