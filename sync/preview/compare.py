@@ -14,7 +14,7 @@ from sync.core.conditions import ConditionChange, condition_changes
 from sync.core.diff import FieldChange, diff
 from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.core.paging import AudienceChange, audience_changes
-from sync.core.plan import Action, Change, Plan, claimed, make_plan
+from sync.core.plan import Action, Change, Live, Plan, claimed, make_plan
 from sync.core.resources import Resource
 from sync.definitions.source import undotted
 from sync.errors import ObsError
@@ -125,12 +125,20 @@ def compare(
 
 def _plan(env: str, base: Sequence[Resource], head: Sequence[Resource], ownership: Ownership) -> Plan:
     # Neither side has live IDs: every object keeps its placeholder, so links to it compare equal.
-    live = [claimed(r.kind, placeholders.placeholder(r.kind.name, r.key), r.body, ownership) for r in base]
+    live = [_as_live(r, ownership) for r in base]
     plan = make_plan(env, head, live)
     was = {(r.kind, r.key): r for r in base}
     now = {(r.kind, r.key): r for r in head}
     changes = tuple(_completed(c, was.get((c.kind, c.key)), now.get((c.kind, c.key))) for c in plan.changes)
     return dataclasses.replace(plan, changes=changes)
+
+
+def _as_live(resource: Resource, ownership: Ownership) -> Live:
+    """A base resource as the head's namespace would own it live; one that carries no marker at all is the
+    base's own, by its key."""
+    placeholder = placeholders.placeholder(resource.kind.name, resource.key)
+    found = claimed(resource.kind, placeholder, resource.body, ownership)
+    return found if found.key is not None or found.foreign else dataclasses.replace(found, key=resource.key)
 
 
 def _completed(change: Change, was: Resource | None, now: Resource | None) -> Change:
