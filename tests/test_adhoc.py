@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
+from sync.core.namespaces import NO_NAMESPACE
 from sync.expand import maintenance
 
 from .conftest import Obs
@@ -91,7 +92,9 @@ def test_ending_downtimes_that_do_not_notify_on_cancel_says_so(obs: Obs, dd: Fak
     assert obs("sync", "--env", "staging") == 0, obs.err
     by_key = {t.removeprefix("obs-key:"): i for i, m in dd.monitors.items() for t in m["tags"] if "obs-key:" in t}
     start = datetime.now(UTC).replace(microsecond=0)
-    made = maintenance.adhoc("staging", "high", "age", start, start + timedelta(hours=1), "by an older obs")
+    made = maintenance.adhoc(
+        NO_NAMESPACE, "staging", "high", "age", start, start + timedelta(hours=1), "by an older obs"
+    )
     body = {**made, "notify_end_types": ["expired"]}
     dd.create_downtime(body)
     dd.set_monitor_state(by_key["staging/high/age"], "Warn")

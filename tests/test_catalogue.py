@@ -124,7 +124,10 @@ def test_own_class_names_map_onto_the_catalogues(
     renamed = text.replace("  short:\n", "  critical:\n").replace("class: short", "class: critical")
     inventory.write_text(renamed)
     err = error_of(defs, capsys)
-    assert err.startswith("error: queues.yaml:4: classes.critical: class 'critical' is not a class of the standard")
+    line = renamed.splitlines().index("  critical:") + 1
+    assert err.startswith(
+        f"error: queues.yaml:{line}: classes.critical: class 'critical' is not a class of the standard"
+    )
     assert "classes: {critical: feature}" in err or "e.g. classes: {critical:" in err
 
     catalogue(defs, "classes: {critical: short}\n")

@@ -125,3 +125,13 @@ def test_a_catalogue_change_shows_in_the_diff_of_definitions_that_use_it(
     assert (code, err) == (0, ""), err
     assert "the base was rendered by its own code" in out and "monitors/depth.yaml" in out
     assert f"{critical + 1:,} -> {critical:,}" in out or f"{critical + 1} -> {critical}" in out, out
+
+
+def test_the_namespace_comes_from_the_folder_or_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert obs(capsys, "init", str(tmp_path / "Payments Jobs"))[0] == 0
+    assert yaml.safe_load((tmp_path / "Payments Jobs" / "queues.yaml").read_text())["namespace"] == "payments-jobs"
+    assert obs(capsys, "init", str(tmp_path / "b"), "--namespace", "search")[0] == 0
+    assert yaml.safe_load((tmp_path / "b" / "queues.yaml").read_text())["namespace"] == "search"
+    code, out, err = obs(capsys, "init", str(tmp_path / "c"), "--namespace", "Search")
+    assert (code, out) == (1, "") and "--namespace 'Search' is not a namespace" in err
+    assert not (tmp_path / "c").exists()

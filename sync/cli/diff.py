@@ -10,6 +10,7 @@ from pathlib import Path
 from sync.check import accepted
 from sync.cli import colour
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
+from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.definitions import maintenance
 from sync.definitions.load import load
 from sync.errors import ObsError, Problem
@@ -57,7 +58,7 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
     head_label = args.head or WORKING_TREE
-    head, head_facts = _head(root, args.head)
+    head, head_facts, ownership = _head(root, args.head)
     revision.repository_prefix(root)  # outside git, say so before naming a revision unknown
     base_commit = revision.resolve(root, args.base)
     head_commit = revision.commit_or_none(root, args.head or "HEAD") or ""
@@ -76,18 +77,22 @@ def run(args: argparse.Namespace) -> int:
         base_commit=base_commit,
         head_commit=head_commit,
         said=said,
+        ownership=ownership,
     )
     sys.stdout.write(_render(found, args.format, _rerun(args), colour.enabled(args)))
     return Exit.CHANGES if args.detailed_exitcode and found.pending else Exit.OK
 
 
-def _head(root: Path, ref: str | None) -> tuple[Rendered, Facts]:
-    """The head must pass `obs validate`: a preview of definitions that cannot sync would mislead."""
+def _head(root: Path, ref: str | None) -> tuple[Rendered, Facts, Ownership]:
+    """The head must pass `obs validate`: a preview of definitions that cannot sync would mislead. Its
+    namespace owns the objects the base renders, as it would own them live."""
     if ref is None:
-        return _validated(root), read_facts(root)
+        rendered, ownership = _validated(root)
+        return rendered, read_facts(root), ownership
     with revision.checked_out(root, ref) as folder:
         try:
-            return _validated(folder), read_facts(folder)
+            rendered, ownership = _validated(folder)
+            return rendered, read_facts(folder), ownership
         except ObsError as exc:
             raise _in_revision(exc, f"the head revision '{ref}' does not validate", "fix it there") from None
 
@@ -105,8 +110,9 @@ def _no_new_window_over(root: Path, args: argparse.Namespace) -> None:
         maintenance.refuse_new_and_over(load(folder), known)
 
 
-def _validated(folder: Path) -> Rendered:
-    return accepted.expand_checked(load(folder))
+def _validated(folder: Path) -> tuple[Rendered, Ownership]:
+    defs = load(folder)
+    return accepted.expand_checked(defs), next((e.ownership for e in defs.environments), NO_NAMESPACE)
 
 
 def _base(root: Path, args: argparse.Namespace, commit: str, said: list[Notice]) -> tuple[Rendered, Facts]:

@@ -7,6 +7,7 @@ import argparse
 import difflib
 import importlib.metadata
 import json
+import shlex
 from functools import cache
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import botocore.session
 
 from sync.cli import init_files
 from sync.cli.conventions import Commands, Exit
+from sync.core import namespaces
 from sync.definitions import schema
 from sync.errors import ObsError
 
@@ -30,6 +32,10 @@ def register(commands: Commands) -> None:
     )
     parser.add_argument("--site", default="datadoghq.com", help="the Datadog site of every environment")
     parser.add_argument("--region", default="us-east-1", help="the AWS region of every environment")
+    parser.add_argument(
+        "--namespace",
+        help="who these definitions are in a Datadog org shared with other teams (default: from DIR's name)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -39,13 +45,20 @@ def run(args: argparse.Namespace) -> int:
     _check_region(args.region)
     target: Path = args.dir
     _check_empty(target)
-    written = init_files.files(envs, args.site, args.region, _version())
+    namespace = args.namespace or init_files.namespace_of(target.absolute().name)
+    if not namespaces.valid(namespace):
+        raise ObsError.of(
+            f"--namespace {namespace!r} is not a namespace",
+            "use 1 to 40 lowercase letters, digits and single dashes, starting with a letter, e.g. payments-jobs",
+        )
+    written = init_files.files(envs, args.site, args.region, _version(), namespace)
     for relative, text in written.items():
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     print(f"wrote {len(written)} files to {target}: fill in queues.yaml and environments/, then run")
-    print(f"  obs --definitions {target} validate && obs --definitions {target} test")
+    shown = shlex.quote(str(target))
+    print(f"  obs --definitions {shown} validate && obs --definitions {shown} test")
     return Exit.OK
 
 

@@ -78,7 +78,8 @@ def connected(
     """A client for the environment's org; with `verbose`, the calls it made are reported even on failure.
     `without`: what the command can do without credentials, said when they are missing."""
     target = endpoint(os.environ, env.site, env.name, without)
-    with closing(Datadog(target, workers=workers, timeout=timeout, backoff=retry_wait(os.environ))) as dd:
+    client = Datadog(target, workers=workers, timeout=timeout, backoff=retry_wait(os.environ), ownership=env.ownership)
+    with closing(client) as dd:
         try:
             yield dd
         finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,7 +21,7 @@ from sync.core import durations
 from sync.core.downtimes import schedule_words
 from sync.core.keys import Key
 from sync.core.kinds import DOWNTIME
-from sync.core.resources import MANAGED_TAG, Resource, forged_marker
+from sync.core.resources import Resource, forged_marker
 from sync.datadog import adhoc, listing
 from sync.datadog.client import Datadog, RequestFailed
 from sync.definitions.maintenance import mutes_by_default
@@ -98,10 +98,12 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
     start = datetime.now(UTC).replace(microsecond=0)
     end = start + timedelta(minutes=args.length)
     bodies = {
-        f"{args.env}/{args.queue}/{metric}": maintenance.adhoc(args.env, args.queue, metric, start, end, args.reason)
+        f"{args.env}/{args.queue}/{metric}": maintenance.adhoc(
+            dd.ownership, args.env, args.queue, metric, start, end, args.reason
+        )
         for metric in muted
     }
-    done = adhoc.start(dd, bodies, maintenance.adhoc_key)
+    done = adhoc.start(dd, bodies, _adhoc_key(dd))
     already = ", ".join(f"{Key.of(key).name} ({_remaining(d, start)})" for key, d in done.already.items())
     if done.error:
         left = [Key.of(key).name for key in done.left]
@@ -122,11 +124,12 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
 
 
 def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
-    ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", maintenance.adhoc_key)
+    ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", _adhoc_key(dd))
     print(f"ended {many(ended, 'ad-hoc downtime')} of {args.queue} in {args.env}")
     if not ended:
         return Exit.OK
-    still = adhoc.alerting(dd, f"{MANAGED_TAG},env:{args.env},queue:{args.queue}", metrics)
+    tags = ",".join([*dd.ownership.monitor_tags(), f"env:{args.env}", f"queue:{args.queue}"])
+    still = adhoc.alerting(dd, tags, metrics)
     if still:
         print("Muted monitors still alerting:")
     for key, state in still:
@@ -137,10 +140,15 @@ def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
     return Exit.OK
 
 
+def _adhoc_key(dd: Datadog) -> Callable[[str], str | None]:
+    """The key of an ad-hoc downtime of this definitions set's namespace (None for any other)."""
+    return lambda message: maintenance.adhoc_key(message, dd.ownership)
+
+
 def _list(dd: Datadog, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     windows = sorted(
-        (w for found in listing.objects(dd, DOWNTIME) if (w := _window(found, args, now)) is not None),
+        (w for found in listing.objects(dd, DOWNTIME) if (w := _window(dd, found, args, now)) is not None),
         key=lambda w: (w["kind"], w["name"] or "", w["reason"] or "", w["queue"], w["metric"]),
     )
     if args.format == "json":
@@ -160,11 +168,11 @@ def _list(dd: Datadog, args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def _window(found: Mapping[str, Any], args: argparse.Namespace, now: datetime) -> dict[str, Any] | None:
+def _window(dd: Datadog, found: Mapping[str, Any], args: argparse.Namespace, now: datetime) -> dict[str, Any] | None:
     """One downtime of this environment (and --queue) as `maintenance list --format json` gives it; None for
-    one made by hand, another environment's, or one whose marker someone cut short."""
+    one made by hand, another namespace's or environment's, or one whose marker someone cut short."""
     message = str(found.get("message") or "")
-    planned, adhoc = DOWNTIME.owner(found), maintenance.adhoc_key(message)
+    planned, adhoc = DOWNTIME.owner(found, dd.ownership), maintenance.adhoc_key(message, dd.ownership)
     key = Key.parse(planned or adhoc or "")
     if key is None or key.env != args.env or key.metric is None:
         return None

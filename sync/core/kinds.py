@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sync.core.keys import Key
-from sync.core.resources import DASHBOARD_MARKER, marker_key, tags_key
+from sync.core.namespaces import NO_NAMESPACE, Mark, Ownership, from_line, from_tags
 
 Marker = Literal["tags", "description", "message"]
 # What a list can filter on: our tags and the environment's (several tags), our tag only, or nothing.
@@ -138,13 +138,19 @@ class Kind:
         title = str(body.get(self.title_field) or "")
         return title.partition("\n")[0] if self.title_line else title
 
-    def owner(self, body: Mapping[str, Any]) -> str | None:
-        """The key a live or rendered object carries, wherever this kind keeps the marker; None when not
-        ours. The one reader of ownership: the Datadog side and the preview both ask it."""
+    def mark(self, body: Mapping[str, Any]) -> Mark | None:
+        """The ownership marker a live or rendered object carries, wherever this kind keeps it (its key and
+        namespace); None when it carries none. The one reader of ownership: the Datadog side and the preview
+        both ask it, through `owner`."""
         if self.listing.marker == "tags":
             found = body.get("tags")
-            return tags_key(str(t) for t in found) if isinstance(found, list | tuple) else None
-        return marker_key(str(body.get(self.listing.marker) or ""), DASHBOARD_MARKER)
+            return from_tags(str(t) for t in found) if isinstance(found, list | tuple) else None
+        return from_line(str(body.get(self.listing.marker) or ""))
+
+    def owner(self, body: Mapping[str, Any], ownership: Ownership = NO_NAMESPACE) -> str | None:
+        """The key of an object the definitions set of `ownership` owns (or takes over); None when it is not
+        theirs: unmarked, or another namespace's."""
+        return ownership.key(self.mark(body))
 
     def queue(self, key: str, body: Mapping[str, Any]) -> str | None:
         """The queue a rendered body belongs to, if any."""

@@ -16,6 +16,7 @@ from sync.core import placeholders
 from sync.core.diff import FieldChange, diff, same
 from sync.core.keys import env_of
 from sync.core.kinds import Kind
+from sync.core.namespaces import Ownership
 from sync.core.resources import Resource
 
 
@@ -37,6 +38,17 @@ class Live:
     key: str | None
     body: Mapping[str, Any]
     created: str = ""  # the server's creation time, ISO 8601: of two objects with one key the older is kept
+    # Marked without a namespace, and ours only to take over (the definitions' namespace says adopt_unnamespaced).
+    unnamespaced: bool = False
+    foreign: bool = False  # marked by another definitions set (another namespace): never touched, never adopted
+
+
+def claimed(kind: Kind, id: str, body: Mapping[str, Any], ownership: Ownership, created: str = "") -> Live:
+    """A live (or rendered) object as the definitions set of `ownership` sees it: its key where it is theirs."""
+    mark = kind.mark(body)
+    key = ownership.key(mark)
+    foreign = mark is not None and key is None
+    return Live(kind, id, key, body, created, unnamespaced=ownership.takes_over(mark), foreign=foreign)
 
 
 @dataclass(frozen=True)
@@ -84,11 +96,8 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     marker is never changed, except that with `adopt` one whose name matches a desired resource is taken
     over, keeping its ID.
     """
-    owned: dict[tuple[Kind, str], list[Live]] = {}
-    for obj in live:
-        if obj.key is not None and env_of(obj.key) == env:
-            owned.setdefault((obj.kind, obj.key), []).append(obj)
     wanted = {(r.kind, r.key): r for r in desired}
+    owned = _owned(env, live, wanted)
     current: dict[tuple[Kind, str], Live] = {}
     extras: dict[tuple[Kind, str], list[Live]] = {}
     for (kind, key), twins in owned.items():
@@ -109,6 +118,8 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
             continue
         fields = diff(resource.kind, bodies[at], match.body)
         note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
+        if match.unnamespaced:
+            note = f"adopts {resource.kind} {match.id}, written without a namespace, keeping its ID"
         rules = resource.kind.diff
         fixed = next((f.path for f in fields if f.path in (rules.fixed, *rules.recreate_on)), None)
         replace = fixed is not None
@@ -126,6 +137,24 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     changes.sort(key=lambda c: (c.kind.order, c.key, c.id or ""))
     unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind.order, o.id))
     return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
+
+
+def _owned(
+    env: str, live: Sequence[Live], wanted: Mapping[tuple[Kind, str], Resource]
+) -> dict[tuple[Kind, str], list[Live]]:
+    """This environment's objects by key. An object written without a namespace is taken over only where the
+    definitions want its key and no object of the namespace has it: never deleted, never a twin of ours."""
+    owned: dict[tuple[Kind, str], list[Live]] = {}
+    for obj in live:
+        if obj.key is not None and env_of(obj.key) == env:
+            owned.setdefault((obj.kind, obj.key), []).append(obj)
+    for at, found in list(owned.items()):
+        ours = [obj for obj in found if not obj.unnamespaced]
+        if ours:
+            owned[at] = ours
+        elif at not in wanted:
+            del owned[at]
+    return owned
 
 
 def _keep_first(resource: Resource | None, obj: Live) -> tuple[bool, str, str]:
@@ -183,7 +212,7 @@ def _unmanaged_by_title(desired: Sequence[Resource], live: Sequence[Live]) -> di
     found: dict[tuple[Kind, str], list[Live]] = {}
     for obj in live:
         title = (obj.kind, obj.kind.title(obj.body).strip())
-        if obj.key is None and title in titles:
+        if obj.key is None and not obj.foreign and title in titles:
             found.setdefault(title, []).append(obj)
     return found
 

@@ -111,6 +111,8 @@ def alerting(dd: Datadog, tags: str, metrics: Iterable[str]) -> list[tuple[str, 
         state = str(monitor.get("overall_state") or "")
         pages = state in ALERTING or (state == "No Data" and (monitor.get("options") or {}).get("notify_no_data"))
         if monitor_tags & wanted and pages:
-            key = MONITOR.owner(monitor) or str(monitor.get("name") or monitor.get("id"))
+            key = MONITOR.owner(monitor, dd.ownership)
+            if key is None:
+                continue  # muted by the tags, but another definitions set's (or nobody's)
             found.append((key, state))
     return sorted(found)

@@ -28,6 +28,7 @@ from datadog_api_client.rest import RESTClientObject
 from datadog_api_client.v2.api.key_management_api import KeyManagementApi
 
 from sync.core.kinds import KINDS, Kind
+from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.datadog import bodies
 from sync.datadog.answers import Redactor, RestClient, cut, described
 from sync.datadog.credentials import Endpoint
@@ -70,6 +71,7 @@ class Datadog:
         timeout: float = 30.0,
         attempts: int = 5,
         backoff: float = 0.5,
+        ownership: Ownership = NO_NAMESPACE,
     ) -> None:
         keys = {"apiKeyAuth": target.api_key, "appKeyAuth": target.app_key}
         config = Configuration(host=target.host, api_key=keys)  # type: ignore[no-untyped-call]
@@ -80,6 +82,8 @@ class Datadog:
         config.is_iac = True
         config.unstable_operations["validate"] = True  # v2 (the key's org, key_org) is in preview
         self.host = target.host
+        # The definitions set this client acts for: what is read is owned as its namespace says (sync.datadog.listing).
+        self.ownership = ownership
         self._redact = Redactor((target.api_key, target.app_key))
         self.timeout = timeout
         self._client = _Client(config, pool=workers + 2)

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sync.core.kinds import Kind
-from sync.core.plan import Live
-from sync.core.resources import KEY_TAG_PREFIX, MANAGED_TAG, Resource
+from sync.core.namespaces import KEY_TAG_PREFIX, MANAGED_TAG
+from sync.core.plan import Live, claimed
+from sync.core.resources import Resource
 from sync.datadog import bodies
 from sync.datadog.client import Datadog, RequestFailed
 
@@ -27,7 +28,7 @@ def listed(dd: Datadog, kind: Kind, env: str, desired: Sequence[Resource] = (), 
     the ones to take over. Where the list holds summaries, only the objects that carry a marker of this
     environment or share a title with a desired one are read whole."""
     if kind.listing.filters == "env":
-        tags = None if adopt else f"{MANAGED_TAG},env:{env}"
+        tags = None if adopt else f"{_ours(dd)},env:{env}"
     else:
         tags = MANAGED_TAG if kind.listing.filters == "ours" else None
     found = objects(dd, kind, tags)
@@ -36,22 +37,29 @@ def listed(dd: Datadog, kind: Kind, env: str, desired: Sequence[Resource] = (), 
         found = [
             whole
             for summary in found
-            if _worth_reading(kind, summary, env, titles)
+            if _worth_reading(dd, kind, summary, env, titles)
             for whole in _read(dd, kind, summary)
         ]
-    return _live(kind, found)
+    return _live(dd, kind, found)
 
 
 def wider(dd: Datadog, kind: Kind) -> list[Live]:
     """Every object with our marker, whatever its environment (a kind whose record has `wider`)."""
-    return _live(kind, objects(dd, kind, MANAGED_TAG if kind.listing.filters != "none" else None))
+    return _live(dd, kind, objects(dd, kind, MANAGED_TAG if kind.listing.filters != "none" else None))
+
+
+def _ours(dd: Datadog) -> str:
+    """The tags all of this definitions set's objects carry: its namespace's too, unless it takes over objects
+    written without one (a list cannot ask for a tag's absence, so a set without a namespace reads them all)."""
+    ownership = dd.ownership
+    return MANAGED_TAG if ownership.adopt_unnamespaced else ",".join(ownership.monitor_tags())
 
 
 def find(dd: Datadog, kind: Kind, key: str) -> list[Live]:
     """The live objects that carry a key (a create's answer was lost), in as small a read as the list allows."""
     filters = kind.listing.filters
     tags = f"{KEY_TAG_PREFIX}{key}" if filters == "env" else MANAGED_TAG if filters == "ours" else None
-    return [found for found in _live(kind, objects(dd, kind, tags)) if found.key == key]
+    return [found for found in _live(dd, kind, objects(dd, kind, tags)) if found.key == key]
 
 
 def objects(dd: Datadog, kind: Kind, tags: str | None = None) -> list[dict[str, Any]]:
@@ -62,13 +70,14 @@ def objects(dd: Datadog, kind: Kind, tags: str | None = None) -> list[dict[str, 
     return dd.remembered((kind.api.path, kind.listing.operation, tags), lambda: _pages(dd, kind, params))
 
 
-def live(kind: Kind, obj: Mapping[str, Any]) -> Live:
-    return Live(kind, str(obj["id"]), kind.owner(obj), obj, str(obj.get(kind.listing.created) or ""))
+def live(dd: Datadog, kind: Kind, obj: Mapping[str, Any]) -> Live:
+    """The object as the client's definitions set owns it: another namespace's is never ours."""
+    return claimed(kind, str(obj["id"]), obj, dd.ownership, str(obj.get(kind.listing.created) or ""))
 
 
-def _live(kind: Kind, objs: Iterable[Mapping[str, Any]]) -> list[Live]:
+def _live(dd: Datadog, kind: Kind, objs: Iterable[Mapping[str, Any]]) -> list[Live]:
     """The objects of one kind among those its endpoint returned: no kind claims another's."""
-    return [live(kind, obj) for obj in objs if kind.listing.claims(obj)]
+    return [live(dd, kind, obj) for obj in objs if kind.listing.claims(obj)]
 
 
 def _pages(dd: Datadog, kind: Kind, params: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -102,8 +111,8 @@ def last_page(length: int, asked: int, largest: int = 0) -> bool:
     return length < asked and length != API_DEFAULT_PAGE
 
 
-def _worth_reading(kind: Kind, summary: Mapping[str, Any], env: str, titles: set[str]) -> bool:
-    key = kind.owner(summary)
+def _worth_reading(dd: Datadog, kind: Kind, summary: Mapping[str, Any], env: str, titles: set[str]) -> bool:
+    key = kind.owner(summary, dd.ownership)
     if key is not None:
         return key.split("/", 1)[0] == env
     return kind.title(summary).strip() in titles

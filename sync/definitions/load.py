@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sync.core.namespaces import Ownership
 from sync.definitions import catalogue, files, maintenance, markers, references, regions, scenario
 from sync.definitions.inventory import check_class, inventory_queues, queues_in
 from sync.definitions.model import LIVE, DashboardTemplate, Definitions, Environment, Metric
@@ -125,7 +126,8 @@ def _definitions(
     metrics = tuple(_metric(s, classes, problems) for s in metric_files)
     dashboards = tuple(DashboardTemplate(s.data["name"], s.data, s) for s in dashboard_files)
     moment = now or datetime.now(UTC)
-    environments = tuple(_environment(s, moment, problems) for s in environment_files)
+    owner = problems.attempt(ownership, inventory) or Ownership(None, False)
+    environments = tuple(replace(_environment(s, moment, problems), ownership=owner) for s in environment_files)
     env_queues = {env.name: queues_in(env, inventory, queues, problems) for env in environments}
     processing = {
         name: spec["max_processing_seconds"]
@@ -145,6 +147,19 @@ def _definitions(
         processing,
         slo_classes=slo_classes,
     )
+
+
+def ownership(inventory: Source) -> Ownership:
+    """The definitions set's namespace, as queues.yaml declares it (its pattern is the schema's)."""
+    namespace = inventory.data.get("namespace")
+    adopt = bool(inventory.data.get("adopt_unnamespaced", False))
+    if adopt and namespace is None:
+        raise inventory.error(
+            ("adopt_unnamespaced",),
+            "adopt_unnamespaced takes objects over into a namespace, and none is declared",
+            "add namespace: <name> beside it, or remove adopt_unnamespaced",
+        )
+    return Ownership(namespace, adopt)
 
 
 def _scenarios(

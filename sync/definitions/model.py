@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.definitions import tokens
 from sync.definitions.overlay import Overlay
 from sync.definitions.scenario import Scenario
@@ -166,6 +167,8 @@ class Environment:
     slo: Mapping[str, Any] = field(default_factory=dict)  # SLO settings over every class's (sync.definitions.slo)
     # The tag key Datadog gives AWS metrics for the account (check it in Metrics Summary), if declared.
     account_tag: str | None = None
+    # The definitions set's namespace (queues.yaml), which every object of this environment is marked with.
+    ownership: Ownership = NO_NAMESPACE
 
     @property
     def aws_scope(self) -> str:

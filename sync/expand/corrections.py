@@ -22,13 +22,12 @@ from sync.core import placeholders
 from sync.core.downtimes import schedule_words
 from sync.core.durations import text as duration
 from sync.core.kinds import SLO, SLO_CORRECTION
-from sync.core.resources import DASHBOARD_MARKER, Resource
+from sync.core.resources import Resource
 from sync.definitions.model import Environment, Window
 from sync.expand.correction_time import Unmappable, recurrence
 from sync.expand.maintenance import Muting, Mutings
 
 CATEGORY = "Scheduled Maintenance"
-CORRECTION_MARKER = DASHBOARD_MARKER  # the last line of a correction's description
 
 
 def correction_key(env: str, queue: str, window: str) -> str:
@@ -61,7 +60,7 @@ def correction(env: Environment, muting: Muting, queue: str, slo_key: str) -> Re
     body: dict[str, object] = {
         "slo_id": placeholders.placeholder(SLO.name, slo_key),
         "category": CATEGORY,
-        "description": description(env.name, window, queue, muting.data_minutes, f"{CORRECTION_MARKER}{key}"),
+        "description": description(env.name, window, queue, muting.data_minutes, env.ownership.line(key)),
         **when,
     }
     return Resource(kind=SLO_CORRECTION, key=key, body=body, env=env.name, queue=queue)

@@ -7,7 +7,7 @@ from typing import Any
 
 from sync.core import placeholders
 from sync.core.kinds import DASHBOARD, SLO
-from sync.core.resources import Resource, dashboard_marker
+from sync.core.resources import Resource
 from sync.definitions import tokens
 from sync.definitions.model import DashboardTemplate, Environment
 from sync.definitions.slo import SloSettings
@@ -29,7 +29,7 @@ def dashboard(
     )
     body.setdefault("layout_type", "ordered")
     description = str(body.get("description", "")).strip()
-    body["description"] = "\n\n".join(p for p in (description, dashboard_marker(key)) if p)
+    body["description"] = "\n\n".join(p for p in (description, env.ownership.line(key)) if p)
     for index, variable in enumerate(body.get("template_variables", [])):
         # The API refuses both forms at once, and an empty default (seen in recorded exchanges).
         if "default" in variable and "defaults" in variable:

@@ -30,7 +30,8 @@ from sync.core.downtimes import schedule_words
 from sync.core.durations import text as duration
 from sync.core.keys import Key
 from sync.core.kinds import DOWNTIME
-from sync.core.resources import ADHOC_MARKER, DOWNTIME_MARKER, MANAGED_TAG, Resource, marker_key
+from sync.core.namespaces import NO_NAMESPACE, Ownership
+from sync.core.resources import Resource
 from sync.definitions.maintenance import check_grace, mutes
 from sync.definitions.model import PARKED, Definitions, Environment, Queue, Window, maintenance_of
 from sync.definitions.source import Source
@@ -154,8 +155,8 @@ def downtime(env: Environment, muting: Muting, queue: str, metric: str) -> Resou
     body = {
         # Our monitors are not grouped: a scope on group tags would match nothing, so every group it is.
         "scope": "*",
-        "monitor_identifier": {"monitor_tags": monitor_tags(env.name, queue, metric)},
-        "message": message(env.name, window, queue, metric, muting.drain_minutes, f"{DOWNTIME_MARKER}{key}"),
+        "monitor_identifier": {"monitor_tags": monitor_tags(env.ownership, env.name, queue, metric)},
+        "message": message(env.name, window, queue, metric, muting.drain_minutes, env.ownership.line(key)),
         "display_timezone": window.schedule.timezone,
         "schedule": schedule(window, muting.drain_minutes, env.source),
         "mute_first_recovery_notification": True,  # no "recovered" for an alert nobody was told about
@@ -165,8 +166,9 @@ def downtime(env: Environment, muting: Muting, queue: str, metric: str) -> Resou
     return Resource(kind=DOWNTIME, key=key, body=body, env=env.name, queue=queue)
 
 
-def monitor_tags(env: str, queue: str, metric: str) -> list[str]:
-    return sorted([MANAGED_TAG, f"env:{env}", f"queue:{queue}", f"metric:{metric}"])
+def monitor_tags(ownership: Ownership, env: str, queue: str, metric: str) -> list[str]:
+    """The tags a downtime mutes by: only monitors of this definitions set's namespace carry them all."""
+    return sorted([*ownership.monitor_tags(), f"env:{env}", f"queue:{queue}", f"metric:{metric}"])
 
 
 def message(env: str, window: Window, queue: str, metric: str, grace: int, marker: str) -> str:
@@ -231,17 +233,19 @@ def _words(window: Window) -> str:
     )
 
 
-def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, reason: str) -> dict[str, object]:
+def adhoc(
+    ownership: Ownership, env: str, queue: str, metric: str, start: datetime, end: datetime, reason: str
+) -> dict[str, object]:
     """An unplanned window's downtime (obs maintenance start): the scoping of a planned one, its own marker."""
     lines = [f"[{env}] ad-hoc maintenance: {queue} {metric} muted"]
     reason = one_line(reason)
     if reason:
         lines.append(f"Reason: {reason}")
     lines += [f"Until {end:%Y-%m-%d %H:%M} UTC (obs maintenance end --env {env} --queue {queue} ends it sooner).", ""]
-    lines.append(f"{ADHOC_MARKER}{env}/{queue}/{metric}")
+    lines.append(ownership.adhoc_line(f"{env}/{queue}/{metric}"))
     return {
         "scope": "*",
-        "monitor_identifier": {"monitor_tags": monitor_tags(env, queue, metric)},
+        "monitor_identifier": {"monitor_tags": monitor_tags(ownership, env, queue, metric)},
         "message": "\n".join(lines),
         "display_timezone": "UTC",
         "schedule": {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat()},
@@ -253,9 +257,10 @@ def adhoc(env: str, queue: str, metric: str, start: datetime, end: datetime, rea
     }
 
 
-def adhoc_key(message: str) -> str | None:
-    """`env/queue/metric` of an ad-hoc downtime, from its marker line (the last); None for any other downtime."""
-    key = Key.parse(marker_key(message, ADHOC_MARKER) or "")
+def adhoc_key(message: str, ownership: Ownership = NO_NAMESPACE) -> str | None:
+    """`env/queue/metric` of an ad-hoc downtime of this namespace, from its marker line (the last); None for any
+    other downtime (another namespace's too)."""
+    key = Key.parse(ownership.adhoc_key(message) or "")
     return str(key) if key is not None and len(key.parts) == 3 else None
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sync.core.kinds import MONITOR
-from sync.core.resources import KEY_TAG_PREFIX, MANAGED_TAG, Resource
+from sync.core.resources import Resource
 from sync.definitions import tokens
 from sync.definitions.model import Environment, Metric, Queue
 from sync.definitions.references import QUERY_TAIL
@@ -78,8 +78,7 @@ def monitor(
 def monitor_tags(env: Environment, queue: Queue, metric: Metric, key: str) -> list[str]:
     """Our ownership marker and what people filter monitors by."""
     tags = {
-        MANAGED_TAG,
-        f"{KEY_TAG_PREFIX}{key}",
+        *env.ownership.tags(key),
         f"env:{env.name}",
         f"queue:{queue.name}",
         f"metric:{metric.name}",

@@ -39,7 +39,7 @@ def mute_records(env: Environment, held: Mutings, start: datetime, end: datetime
             for begins, until in _muted(window, muting.drain_minutes, env.source, start, end):
                 finishes = _window_end(window, begins)
                 for metric in sorted(muting.metrics):
-                    tags = tuple(monitor_tags(env.name, queue, metric))
+                    tags = tuple(monitor_tags(env.ownership, env.name, queue, metric))
                     out.append(MuteRecord(window.name, begins, until, finishes, tags))
     return sorted(out, key=lambda r: (r.start, r.window, r.monitor_tags))
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sync.core import placeholders
 from sync.core.kinds import MONITOR, SLO
-from sync.core.resources import KEY_TAG_PREFIX, MANAGED_TAG, Resource
+from sync.core.resources import Resource
 from sync.definitions.model import Environment
 from sync.definitions.slo import Burn, SloSettings
 from sync.expand.naming import PlacedQueue
@@ -34,8 +34,7 @@ def resources(env: Environment, placed: PlacedQueue, settings: SloSettings, link
     key = slo_key(env.name, queue.name)
     tags = sorted(
         {
-            MANAGED_TAG,
-            f"{KEY_TAG_PREFIX}{key}",
+            *env.ownership.tags(key),
             f"env:{env.name}",
             f"queue:{queue.name}",
             f"queue-class:{queue.cls}",
@@ -124,8 +123,7 @@ def _burn_monitor(
     if who:
         lines += ["", *(f"{{{{#{condition}}}}}{who}{{{{/{condition}}}}}" for condition in _ROUTES)]
     tags = {
-        MANAGED_TAG,
-        f"{KEY_TAG_PREFIX}{key}",
+        *env.ownership.tags(key),
         f"env:{env.name}",
         f"queue:{queue.name}",
         f"metric:slo-{name}",

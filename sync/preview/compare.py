@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from sync.core import placeholders
 from sync.core.conditions import ConditionChange, condition_changes
 from sync.core.diff import FieldChange, diff
+from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.core.paging import AudienceChange, audience_changes
-from sync.core.plan import Action, Change, Live, Plan, make_plan
+from sync.core.plan import Action, Change, Live, Plan, claimed, make_plan
 from sync.core.resources import Resource
 from sync.definitions.source import undotted
 from sync.errors import ObsError
@@ -87,9 +88,11 @@ def compare(
     base_commit: str = "",
     head_commit: str = "",
     said: Sequence[notices.Notice] = (),
+    ownership: Ownership = NO_NAMESPACE,
 ) -> Preview:
     """An environment only in base is all deletes; only in head, all creates. `said` are notices the caller
-    found (a base without definitions, a change to obs itself)."""
+    found (a base without definitions, a change to obs itself). The base's objects are owned as the head's
+    namespace (`ownership`) would own them live: another namespace's are neither updated nor deleted."""
     envs = sorted(envs, key=consequence)
     plans: list[Plan] = []
     paging: list[AudienceChange] = []
@@ -97,7 +100,7 @@ def compare(
     found = list(said)
     for env in envs:
         old, new = base.get(env, ()), head.get(env, ())
-        plan = _plan(env, old, new)
+        plan = _plan(env, old, new, ownership)
         plans.append(plan)
         paging += audience_changes(env, old, new)
         conditions += condition_changes(env, old, new)
@@ -120,14 +123,22 @@ def compare(
     )
 
 
-def _plan(env: str, base: Sequence[Resource], head: Sequence[Resource]) -> Plan:
+def _plan(env: str, base: Sequence[Resource], head: Sequence[Resource], ownership: Ownership) -> Plan:
     # Neither side has live IDs: every object keeps its placeholder, so links to it compare equal.
-    live = [Live(r.kind, placeholders.placeholder(r.kind.name, r.key), r.key, r.body) for r in base]
+    live = [_as_live(r, ownership) for r in base]
     plan = make_plan(env, head, live)
     was = {(r.kind, r.key): r for r in base}
     now = {(r.kind, r.key): r for r in head}
     changes = tuple(_completed(c, was.get((c.kind, c.key)), now.get((c.kind, c.key))) for c in plan.changes)
     return dataclasses.replace(plan, changes=changes)
+
+
+def _as_live(resource: Resource, ownership: Ownership) -> Live:
+    """A base resource as the head's namespace would own it live; one that carries no marker at all is the
+    base's own, by its key."""
+    placeholder = placeholders.placeholder(resource.kind.name, resource.key)
+    found = claimed(resource.kind, placeholder, resource.body, ownership)
+    return found if found.key is not None or found.foreign else dataclasses.replace(found, key=resource.key)
 
 
 def _completed(change: Change, was: Resource | None, now: Resource | None) -> Change:

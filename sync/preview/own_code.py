@@ -175,7 +175,8 @@ def _read(folder: Path) -> Rendered:
         for kind in KINDS:
             for path in sorted((env_folder / kind.plural).glob("*.json")):
                 body = json.loads(path.read_text(encoding="utf-8"))
-                key = kind.owner(body) or _stem_key(path.stem)
+                mark = kind.mark(body)  # whichever namespace: the comparison owns it as the live plan would
+                key = mark.key if mark is not None else _stem_key(path.stem)
                 rendered.setdefault(env_folder.name, []).append(
                     Resource(kind, key, body, env_folder.name, kind.queue(key, body))
                 )

@@ -240,6 +240,19 @@ class FakeDatadog:
             monitor["overall_state"] = state
             monitor["overall_state_modified"] = timestamp(now())
 
+    def muted_by(self, downtime_id: str) -> set[int]:
+        """The monitors a downtime mutes while active, as Datadog picks them: by ID, or every monitor that
+        carries all of its monitor_tags (scope `*`: every group); none once canceled."""
+        with self._lock:
+            attributes = self._downtimes.items[downtime_id]["attributes"]
+            if attributes.get("canceled") is not None:
+                return set()
+            identifier = attributes["monitor_identifier"]
+            if "monitor_id" in identifier:
+                return {int(identifier["monitor_id"])} & set(self._monitors.items)
+            wanted = set(identifier["monitor_tags"])
+            return {i for i, m in self._monitors.items.items() if wanted <= set(m.get("tags") or ())}
+
     def cancel_downtime(self, downtime_id: str) -> None:
         with self._lock:
             self._downtimes.cancel(downtime_id)
