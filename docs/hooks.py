@@ -2,7 +2,8 @@
 
 - `reference/<file>.md`: every key of each definition file, from its JSON Schema (sync/definitions/schemas/).
 - The table of how soon each metric of the example pages, from `bench/earliest_pages.py`, wherever a page
-  holds the marker `<!-- obs:earliest-pages -->`.
+  holds the marker `<!-- obs:earliest-pages -->`; what `obs validate` prints for the example, at
+  `<!-- obs:validate-example -->`.
 - The README is not part of the site, so MkDocs would not check its links: the build fails on one that does not
   resolve, so `mkdocs build --strict` is the one check of every page and link.
 """
@@ -26,6 +27,7 @@ from mkdocs.structure.pages import Page
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "sync" / "definitions" / "schemas"
 EARLIEST = "<!-- obs:earliest-pages -->"
+VALIDATE = "<!-- obs:validate-example -->"
 
 # The definition file each schema checks, and the page that explains it.
 FILES = {
@@ -65,6 +67,10 @@ def on_pre_build(config: MkDocsConfig) -> None:
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if EARLIEST in markdown:
         markdown = markdown.replace(EARLIEST, earliest_pages())
+    if VALIDATE in markdown:
+        markdown = markdown.replace(
+            VALIDATE, f"`{_run('-m', 'sync.cli', '--definitions', str(ROOT), 'validate').strip()}`"
+        )
     return markdown
 
 
@@ -304,13 +310,16 @@ def earliest_pages() -> str:
         inputs.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     digest = inputs.hexdigest()
     if digest not in _tables:
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "bench" / "earliest_pages.py")], capture_output=True, text=True, check=False
-        )
-        if run.returncode != 0 or not run.stdout.startswith("| metric |"):
-            raise PluginError(f"bench/earliest_pages.py failed (exit {run.returncode}): {run.stderr[-2000:]}")
-        _tables[digest] = run.stdout
+        _tables[digest] = _run(str(ROOT / "bench" / "earliest_pages.py"))
     return _tables[digest]
+
+
+def _run(*args: str) -> str:
+    """The output of this Python on these arguments, run from the repository's root (its code, not another)."""
+    run = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False, cwd=ROOT)
+    if run.returncode != 0 or not run.stdout:
+        raise PluginError(f"{' '.join(args)} failed (exit {run.returncode}): {run.stderr[-2000:]}")
+    return run.stdout
 
 
 # The README's links
