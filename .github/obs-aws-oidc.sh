@@ -3,7 +3,7 @@
 set -euo pipefail
 if [ -z "${AWS_ROLE_ARN:-}" ]; then
   echo "set the variable OBS_AUDIT_ROLE_ARN on this GitHub environment to a read-only role that trusts GitHub's" \
-    "OIDC provider for this environment only (sub repo:OWNER/REPO:environment:<name>; see the README)" >&2
+    "OIDC provider for this environment only (sub repo:OWNER/REPO:environment:<name>; see docs/setup/aws.md)" >&2
   exit 1
 fi
 token="$RUNNER_TEMP/aws-web-identity-token"

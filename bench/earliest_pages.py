@@ -4,8 +4,9 @@ Runs the example's scenarios twice on a scratch copy of the definitions: as they
 crawler), and with every environment on CloudWatch Metric Streams (`metrics_source: streams`) and every
 scenario's series collected that way. For each expectation that a monitor pages (or alerts anyone) within a
 bound, it takes the minutes from the incident to the first page (or alert) the model shows, and prints the
-fastest per metric and class as a Markdown table (the README's table comes from here). Expectations are not
-judged: under streams some bounds are looser than they need be, which is the point of the comparison.
+fastest per metric and class as a Markdown table (the documentation's build puts it in docs/testing.md).
+Expectations are not judged: under streams some bounds are looser than they need be, which is the point of the
+comparison. The two runs share nothing, so they run at once, one process each.
 
 Run: .venv/bin/python bench/earliest_pages.py [--definitions DIR]
 """
@@ -13,6 +14,7 @@ Run: .venv/bin/python bench/earliest_pages.py [--definitions DIR]
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -74,18 +76,23 @@ def earliest(definitions: Path, classes: dict[str, str]) -> Table:
     return table
 
 
+def _under(definitions: Path, source: str, classes: dict[str, str]) -> Table:
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp) / source
+        _scratch(definitions, scratch, source)
+        return earliest(scratch, classes)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--definitions", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args()
     inventory = yaml.safe_load((args.definitions / "queues.yaml").read_text())
     classes = {q["name"]: q["class"] for q in inventory["queues"]}
-    tables = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for source in ("crawler", "streams"):
-            scratch = Path(tmp) / source
-            _scratch(args.definitions, scratch, source)
-            tables[source] = earliest(scratch, classes)
+    sources = ("crawler", "streams")
+    with concurrent.futures.ProcessPoolExecutor(len(sources)) as pool:
+        runs = {source: pool.submit(_under, args.definitions, source, classes) for source in sources}
+        tables = {source: run.result() for source, run in runs.items()}
     print("| metric | class | crawler (min) | metric streams (min) |")
     print("|---|---|---|---|")
     for metric, cls in sorted(set(tables["crawler"]) | set(tables["streams"])):

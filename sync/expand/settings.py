@@ -56,7 +56,7 @@ class Settings:
 
 
 def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) -> tuple[Layer, ...]:
-    """The layers lowest first; the README's Precedence section documents this order."""
+    """The layers lowest first; docs/definitions/index.md (Precedence) documents this order."""
     index = defs.queue_index[queue.name]
     env_queue = env.queues.get(queue.name, {})
     src = env.source

@@ -1,4 +1,4 @@
-"""Pure: `obs test` results as text a person on call reads, and as JSON for tools and the README."""
+"""Pure: `obs test` results as text a person on call reads, and as JSON for tools and the documentation."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def read_queue(clients: Clients, arn: str, account: str) -> QueueFacts:
 def _denied(permission: str, resource: str, detail: str) -> ObsError:
     return ObsError.of(
         f"cannot audit {resource}: access denied ({detail})",
-        f"grant the caller {permission} on it (the README lists the read-only policy obs audit needs)",
+        f"grant the caller {permission} on it (docs/setup/aws.md lists the read-only policy obs audit needs)",
     )
 
 
