@@ -18,11 +18,16 @@ ANY = "any"  # every monitor of the queue and its topics
 _KINDS = {
     ("pages", "within"): "pages_within",
     ("pages", "count"): "pages_count",
+    ("pages", "at_most"): "pages_at_most",
+    ("pages", "not_before"): "pages_not_before",
     ("pages", "never"): "pages_never",
     ("alerts", "within"): "alerts_within",
     ("alerts", "never"): "alerts_never",
     ("notifies", "none"): "notifies_none",
     ("warns_chat_only", True): "warns_chat_only",
+    ("chat_only", True): "chat_only",
+    ("incident", "one"): "one_incident",
+    ("incident", "pages_per_audience"): "one_incident",
     ("recovers", "within"): "recovers_within",
     ("no_data_alert", "never"): "no_data_alert_never",
 }
@@ -74,7 +79,8 @@ class Scenario:
     starts_at: datetime | None  # minute 0 in UTC: places the environment's downtimes
     # The environment's notify audiences replaced (page, chat), for an environment that routes to no one.
     audiences: tuple[tuple[str, ...], tuple[str, ...]] | None
-    collection: str
+    collection: str | None  # None: the environment's metrics_source
+    incident_open: bool  # the responder keeps the incident open: renotifications join it and page no one
     series: tuple[SeriesSpec, ...]
     downtimes: tuple[DowntimeSpec, ...]
     expect: tuple[ExpectSpec, ...]
@@ -165,7 +171,8 @@ def scenario(
         duration=data["duration"],
         starts_at=datetime.fromisoformat(data["starts_at"].replace("Z", "+00:00")) if "starts_at" in data else None,
         audiences=(tuple(data["audiences"]["page"]), tuple(data["audiences"]["chat"])) if "audiences" in data else None,
-        collection=data.get("collection", "crawler"),
+        collection=data.get("collection"),
+        incident_open=bool(data.get("incident_open", False)),
         series=tuple(s for s in series if s is not None),
         downtimes=tuple(d for d in downtimes if d is not None),
         expect=tuple(e for e in expect if e is not None),
@@ -238,18 +245,29 @@ def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[s
         raise source.error(
             at,
             "an expectation says one thing about the monitor" if said else "the expectation says nothing",
-            "write one of pages, alerts, notifies, warns_chat_only, recovers or no_data_alert per entry",
+            "write one of pages, alerts, notifies, warns_chat_only, chat_only, incident, recovers or no_data_alert "
+            "per entry",
         )
     what = said[0]
     value = raw[what]
-    form = ("within" if "within" in value else "count") if isinstance(value, Mapping) else value
+    form = _form(value)
     kind = _KINDS[(what, form)]
-    within = value.get("within") if isinstance(value, Mapping) else None
-    after = value.get("after") if isinstance(value, Mapping) else None
-    count = value.get("count") if isinstance(value, Mapping) else None
+    given: Mapping[str, Any] = value if isinstance(value, Mapping) else {}
+    within = given.get("within")
+    after = given.get("after", given.get("not_before"))
+    count = given.get("count", given.get("at_most", given.get("pages_per_audience")))
     if kind == "pages_never":
         kind, count = "pages_count", 0
+    if kind == "one_incident" and count is None:
+        count = 1
     return ExpectSpec(monitor, topic, kind, within, after, count, (*at, what), each if len(each) > 1 else ())
+
+
+def _form(value: Any) -> Any:
+    """Which form of an expectation a value is: `never`, `true`, or the key that tells its mapping apart."""
+    if not isinstance(value, Mapping):
+        return value
+    return next(k for k in ("within", "count", "at_most", "not_before", "pages_per_audience") if k in value)
 
 
 def _monitor(source: Source, at: KeyPath, monitor: str, names: _Names) -> str:

@@ -3,14 +3,27 @@ expectations name that environment's monitors."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from sync.core.evaluation import correction, notes
 from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.notify import MuteWindow
-from sync.core.evaluation.series import CRAWLER_DELAY, STREAM_DELAY, Series, arrivals, points
+from sync.core.evaluation.series import (
+    ARRIVALS,
+    LATEST,
+    SNS_PERIODS,
+    SNS_PREFIX,
+    Arrival,
+    Series,
+    arrivals,
+    five_minute,
+    points,
+)
 from sync.core.evaluation.simulate import Case
 from sync.core.keys import Key
 from sync.core.kinds import SLO, SLO_CORRECTION
@@ -63,8 +76,11 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
             raise scenario.source.error(spec.at[:-1], keys, "say which with topic: NAME")
         leaves_out = spec.monitor == ANY or len(spec.each) > 1
         expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count, leaves_out))
+    _check_metrics(scenario, monitors, expectations, resources)
     used: set[notes.Assumption] = set()
-    series = tuple(_series(s, placed, scenario.collection, used) for s in scenario.series)
+    collection = scenario.collection or env.metrics_source
+    arrived = _arrivals(scenario, placed, collection, used)
+    series = next(s for name, s in arrived if name.startswith(LATEST.name))
     mutes: list[MuteWindow] = []
     for down in scenario.downtimes:
         key = None
@@ -91,12 +107,71 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
         series=series,
         monitors={key: r.body for key, r in monitors.items()},
         expectations=tuple(expectations),
-        audience=Audience(frozenset(env.notify.get("page", ())), frozenset(env.notify.get("chat", ()))),
+        audience=Audience(
+            frozenset(env.notify.get("page", ())), frozenset(env.notify.get("chat", ())), scenario.incident_open
+        ),
         mutes=tuple(mutes),
         assumptions=tuple(sorted(used, key=notes.order)),
         slos={r.key: r.body for r in resources if r.kind == SLO},
         corrections=corrected,
+        arrivals=arrived,
+        load_keys=tuple(sorted(k for k, r in monitors.items() if r.queue == scenario.queue)),
     )
+
+
+def _arrivals(
+    scenario: Scenario, placed: PlacedQueue, collection: str, used: set[notes.Assumption]
+) -> tuple[tuple[str, tuple[Series, ...]], ...]:
+    """The scenario's series at each point of the arrival range; with SNS series, under both SNS periods (U5).
+    A series that does not change between two readings is one object, so runs that read only it are shared."""
+    sns = any(s.metric.startswith(SNS_PREFIX) for s in scenario.series)
+    if sns:
+        used.add(notes.SNS_PERIOD)
+    out: list[tuple[str, tuple[Series, ...]]] = []
+    for arrival in ARRIVALS:
+        plain = {i: _series(s, placed, collection, arrival, 1, used) for i, s in enumerate(scenario.series)}
+        for period in SNS_PERIODS if sns else (1,):
+            made = tuple(
+                _series(s, placed, collection, arrival, period, used)
+                if period != 1 and s.metric.startswith(SNS_PREFIX)
+                else plain[i]
+                for i, s in enumerate(scenario.series)
+            )
+            out.append((f"{arrival.name}, SNS period {period} min" if sns else arrival.name, made))
+    return tuple(out)
+
+
+_METRIC = re.compile(r"([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)\{")
+
+
+def _reads(body: Mapping[str, Any]) -> set[str]:
+    """The metrics a monitor or SLO body reads: each name a scope `{...}` follows, in any of its queries."""
+    return set(_METRIC.findall(json.dumps(body.get("query", "")) + json.dumps(body.get("sli_specification", ""))))
+
+
+def _check_metrics(
+    scenario: Scenario, monitors: dict[str, Resource], expectations: list[Expectation], resources: Sequence[Resource]
+) -> None:
+    """A series no monitor reads is a typo or a wrong guess: say so, with what the named monitors do read."""
+    read = set().union(*(_reads(r.body) for r in resources if r.kind.notifies or r.kind == SLO))
+    for index, spec in enumerate(scenario.series):
+        if spec.metric in read:
+            continue
+        named = {key for e in expectations for key in e.keys}
+        theirs = sorted(
+            set().union(*(_reads(monitors[key].body) for key in named)) | _slo_reads(named, monitors, resources)
+        )
+        raise scenario.source.error(
+            ("series", index, "metric"),
+            f"no monitor reads {spec.metric}",
+            "the monitors this scenario names read: " + ", ".join(theirs),
+        )
+
+
+def _slo_reads(named: set[str], monitors: dict[str, Resource], resources: Sequence[Resource]) -> set[str]:
+    """What the SLOs behind the named burn-rate alerts read."""
+    text = " ".join(json.dumps(monitors[key].body) for key in named)
+    return set().union(*(_reads(r.body) for r in resources if r.kind == SLO and r.key.split("/")[-1] in text))
 
 
 def _downtimes(defs: Definitions, scenario: Scenario, env: Environment, starts_at: datetime) -> list[MuteWindow]:
@@ -160,7 +235,9 @@ def _named(
     return tuple(found)
 
 
-def _series(spec: SeriesSpec, placed: PlacedQueue, collection: str, used: set[notes.Assumption]) -> Series:
+def _series(
+    spec: SeriesSpec, placed: PlacedQueue, collection: str, arrival: Arrival, period: int, used: set[notes.Assumption]
+) -> Series:
     topic = next((t for t in placed.topics if t.name == spec.topic), None)
     by_kind: dict[str, dict[str, str | None]] = {
         "queue": {"queuename": placed.sqs_name},
@@ -173,8 +250,10 @@ def _series(spec: SeriesSpec, placed: PlacedQueue, collection: str, used: set[no
     if any(value is None for value in tags.values()):
         raise ObsError.of(f"queue '{placed.name}' has no {spec.of} in {placed.env}")  # checked when loading
     stamped = points(spec.segments)
-    delay = STREAM_DELAY if collection == "streams" else CRAWLER_DELAY
-    arrival = arrivals(stamped, delay, spec.of in _SQS, spec.idle_before, used)
+    if period != 1:
+        stamped = five_minute(stamped, summed=not spec.metric.endswith("publish_size"))
+    delay = arrival.delay(collection, period)
+    arrived = arrivals(stamped, delay, spec.of in _SQS, spec.idle_before, used, wake=arrival.wake)
     # The AWS integration tags every metric with the region and account it came from; the queries scope by them.
     carried = {**tags, "region": placed.region, "aws_account": placed.account_id}
-    return Series(spec.metric, {k: str(v) for k, v in carried.items()}, stamped, arrival)
+    return Series(spec.metric, {k: str(v) for k, v in carried.items()}, stamped, arrived)

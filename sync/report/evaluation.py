@@ -10,6 +10,7 @@ from sync.core.evaluation.notes import Assumption, order
 from sync.core.evaluation.notify import Notification
 from sync.core.evaluation.simulate import Result, Verdict
 from sync.core.evaluation.states import Run
+from sync.report import pager_load
 from sync.report.vocabulary import GREEN, RED, YELLOW, painted
 
 AROUND = 5  # evaluations shown on each side of the minute that decided a failure
@@ -43,6 +44,7 @@ def text(
     lines.append("")
     runs = f"{len(results)} scenario run{'s' * (len(results) != 1)}"
     lines.append(f"{passed} of {runs} passed" + (f", {len(skipped)} skipped" if skipped else ""))
+    lines += pager_load.lines(results)
     lines += _assumption_lines(_assumptions(results), verbose)
     return "\n".join(lines)
 
@@ -119,6 +121,7 @@ def as_json(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, 
         "results": [_result(file, r) for file, r in results],
         "skipped": [{"scenario": file, "env": env, "reason": why} for file, env, why in skipped],
         "assumptions": [{"code": a.code, "text": a.text} for a in _assumptions(results)],
+        "pager_load": pager_load.by_env(results),
     }
     return json.dumps(document, indent=2, sort_keys=True)
 
@@ -131,6 +134,9 @@ def _result(file: str, result: Result) -> dict[str, Any]:
         "incident_at": result.case.incident_at,
         "passed": result.passed,
         "assumptions": [a.code for a in result.assumptions],
+        # Over every monitor of the queue, at the latest arrival: what on call would receive.
+        "pages": result.load.pages if result.load else None,
+        "notifications": result.load.notifications if result.load else None,
         "expectations": [
             {
                 "monitor": v.expectation.label,

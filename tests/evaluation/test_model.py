@@ -345,7 +345,12 @@ def test_what_counts_as_a_page() -> None:
     assert prod.paged(Notification(5, "alert", ALERT, frozenset({"@pd"})))
     assert not prod.paged(Notification(5, "alert", ALERT, frozenset({"@pd"}), muted=True))
     assert not prod.paged(Notification(5, "recovery", OK, frozenset({"@pd"})))  # closes an incident
-    assert not prod.paged(Notification(5, "renotify", ALERT, frozenset({"@pd"})))  # the same incident again
+    # A renotification reaches PagerDuty as a new trigger once the responder resolved the incident: a page,
+    # unless the scenario says the incident is still open.
+    assert prod.paged(Notification(5, "renotify", ALERT, frozenset({"@pd"})))
+    still_open = Audience(frozenset({"@pd"}), frozenset({"@slack"}), incident_open=True)
+    assert not still_open.paged(Notification(5, "renotify", ALERT, frozenset({"@pd"})))
+    assert still_open.paged(Notification(5, "alert", ALERT, frozenset({"@pd"})))
 
 
 def _burn_rate_alert(short_window: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -8,18 +8,24 @@ from dataclasses import dataclass
 from sync.core.evaluation.notify import Notification
 from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, WARN, Run
 
-# Notifications that open or repeat an incident; a recovery reaching the pager closes one and is no page.
-PAGING_KINDS = ("alert", "warning", "no_data", "downtime_end")
+# Notifications that open or repeat an incident; a recovery reaching the pager closes one and is no page. A
+# renotification reaches PagerDuty as a new trigger once the responder has resolved the incident, so it pages
+# unless the scenario says the incident is still open.
+PAGING_KINDS = ("alert", "warning", "no_data", "downtime_end", "renotify")
 
 KINDS = (
     "pages_within",  # the first page after the incident (or after `after`) comes within `within` minutes
-    "pages_count",  # exactly `count` pages (renotifications are not new pages)
+    "pages_count",  # exactly `count` pages (renotifications count, unless the incident is still open)
     "notifies_none",  # nobody is notified at all
     "warns_chat_only",  # a warning reaches chat, and nothing pages
     "recovers_within",  # back to OK within `within` minutes of `after`
     "no_data_alert_never",  # no notified NO DATA
     "alerts_within",  # ALERT within `within` minutes, whoever hears of it
     "alerts_never",  # never ALERT
+    "pages_at_most",  # no more than `count` pages
+    "pages_not_before",  # no page before minute `after`
+    "chat_only",  # an alert or warning reaches chat, and nothing pages
+    "one_incident",  # it pages, and each page audience at most `count` times: one incident, one page
 )
 
 
@@ -43,8 +49,14 @@ class Expectation:
             "warns_chat_only": "warns chat, pages no one",
             "recovers_within": f"recovers within {self.within} min of minute {self.after}",
             "no_data_alert_never": "never alerts on no data",
-            "alerts_within": f"alerts within {self.within} min",
+            "alerts_within": f"alerts within {self.within} min"
+            + (f" of minute {self.after}" if self.after is not None else ""),
             "alerts_never": "never alerts",
+            "pages_at_most": f"pages at most {self.count} time{'s' * (self.count != 1)}",
+            "pages_not_before": f"pages no one before minute {self.after}",
+            "chat_only": "reaches chat only",
+            "one_incident": "one incident, "
+            + ("one page per audience" if self.count == 1 else f"at most {self.count} pages per audience"),
         }[self.kind]
         return f"{self.label}: {what}"
 
@@ -53,14 +65,15 @@ class Expectation:
 class Audience:
     page: frozenset[str]
     chat: frozenset[str]
+    incident_open: bool = False  # the responder keeps the incident open: a renotification joins it
 
     def paged(self, n: Notification) -> bool:
         """An unmuted alert (or no data, or a downtime's end) reaching the page audience. A warning pages only
         through a handle that is not also the chat audience's: where both audiences are one channel (a
         staging that posts everything to chat), a warning is the chat message it was routed as."""
-        if n.muted or n.kind not in PAGING_KINDS:
+        if n.muted or n.kind not in PAGING_KINDS or (n.kind == "renotify" and self.incident_open):
             return False
-        if n.kind == "warning" or (n.kind == "downtime_end" and n.state == WARN):
+        if n.kind == "warning" or (n.kind in ("downtime_end", "renotify") and n.state == WARN):
             return bool(n.targets & (self.page - self.chat))
         return bool(n.targets & self.page)
 
@@ -101,7 +114,7 @@ def check(
     warnings = _transitions(runs, keys, lambda before, now: now == WARN)
     recoveries = _transitions(runs, keys, lambda before, now: now == OK and before in ALERT_WORTHY)
     observed = Observed(
-        alert=_first(alerts, incident_at),
+        alert=_first(alerts, after if kind == "alerts_within" else incident_at),
         # A later incident of the same scenario (a second failure hours on) is counted from its own minute.
         page=_first(pages, after if kind == "pages_within" else incident_at),
         warning=_first(warnings, incident_at),
@@ -109,14 +122,12 @@ def check(
         pages=len(pages),
     )
     first_key = keys[0] if keys else None
+    if kind in _MORE:
+        return _MORE[kind](expectation, sent, audience, pages, observed, first_key)
     if kind == "pages_within":
         return _in_time("page", observed.page, pages, after, expectation, observed, first_key)
     if kind == "pages_count":
         return _counted(expectation, pages, observed, first_key)
-    if kind == "notifies_none":
-        noise = sorted((n.t, key) for key in keys for n in sent[key] if not n.muted and n.targets)
-        detail = "notified no one" if not noise else f"notified {_who(sent, noise[0])} at minute {noise[0][0]}"
-        return Check(not noise, detail, observed, noise[0][0] if noise else None, noise[0][1] if noise else first_key)
     if kind == "warns_chat_only":
         chat = sorted(
             (n.t, key)
@@ -144,11 +155,11 @@ def check(
         )
     if kind == "alerts_within":
         assert expectation.within is not None
-        deadline = incident_at + expectation.within
+        deadline = after + expectation.within
         hit = observed.alert
         return Check(
             hit is not None and hit <= deadline,
-            _late("alert", hit, incident_at, deadline),
+            _late("alert", hit, after, deadline),
             observed,
             hit or deadline,
             _key(alerts, hit) or first_key,
@@ -160,10 +171,111 @@ def check(
 
 def _counted(expectation: Expectation, pages: list[tuple[int, str]], observed: Observed, key: str | None) -> Check:
     count = len(pages)
-    minutes = ", ".join(str(t) for t, _ in sorted(pages)) or "none"
-    detail = f"paged {count} time{'s' * (count != 1)} (minutes: {minutes})"
+    detail = f"paged {count} time{'s' * (count != 1)} (minutes: {_minutes(expectation, pages)})"
     decisive = sorted(pages)[-1][0] if pages else None
     return Check(count == expectation.count, detail, observed, decisive, sorted(pages)[-1][1] if pages else key)
+
+
+def _minutes(expectation: Expectation, pages: list[tuple[int, str]]) -> str:
+    """The minutes of the pages; for several monitors (`any`, a list), which monitor paged at each."""
+    if len(expectation.keys) < 2:
+        return ", ".join(str(t) for t, _ in sorted(pages)) or "none"
+    return ", ".join(f"{t} by {key.split('/', 1)[-1]}" for t, key in sorted(pages)) or "none"
+
+
+def _notifies_none(
+    expectation: Expectation,
+    sent: Mapping[str, Sequence[Notification]],
+    audience: Audience,
+    pages: list[tuple[int, str]],
+    observed: Observed,
+    key: str | None,
+) -> Check:
+    noise = sorted((n.t, k) for k in expectation.keys for n in sent[k] if not n.muted and n.targets)
+    detail = "notified no one" if not noise else f"notified {_who(sent, noise[0])} at minute {noise[0][0]}"
+    return Check(not noise, detail, observed, noise[0][0] if noise else None, noise[0][1] if noise else key)
+
+
+def _at_most(
+    expectation: Expectation,
+    sent: Mapping[str, Sequence[Notification]],
+    audience: Audience,
+    pages: list[tuple[int, str]],
+    observed: Observed,
+    key: str | None,
+) -> Check:
+    assert expectation.count is not None
+    counted = _counted(expectation, pages, observed, key)
+    return Check(len(pages) <= expectation.count, counted.detail, observed, counted.decisive, counted.key)
+
+
+def _not_before(
+    expectation: Expectation,
+    sent: Mapping[str, Sequence[Notification]],
+    audience: Audience,
+    pages: list[tuple[int, str]],
+    observed: Observed,
+    key: str | None,
+) -> Check:
+    assert expectation.after is not None
+    early = sorted(p for p in pages if p[0] < expectation.after)
+    if early:
+        return Check(False, f"paged at minute {early[0][0]} by {early[0][1].split('/', 1)[-1]}", observed, *early[0])
+    return Check(True, f"no page before minute {expectation.after}", observed, None, key)
+
+
+def _chat_only(
+    expectation: Expectation,
+    sent: Mapping[str, Sequence[Notification]],
+    audience: Audience,
+    pages: list[tuple[int, str]],
+    observed: Observed,
+    key: str | None,
+) -> Check:
+    chat = sorted(
+        (n.t, k)
+        for k in expectation.keys
+        for n in sent[k]
+        if not n.muted and n.kind in ("alert", "warning") and n.targets & audience.chat
+    )
+    if pages:
+        return Check(False, f"paged at minute {pages[0][0]}", observed, *sorted(pages)[0])
+    if not chat:
+        return Check(False, "never reached chat", observed, None, key)
+    return Check(True, f"reached chat at minute {chat[0][0]}, paged no one", observed, *chat[0])
+
+
+def _one_incident(
+    expectation: Expectation,
+    sent: Mapping[str, Sequence[Notification]],
+    audience: Audience,
+    pages: list[tuple[int, str]],
+    observed: Observed,
+    key: str | None,
+) -> Check:
+    """Every page of the monitors named, per handle of the page audience: on call hears of the incident, once."""
+    assert expectation.count is not None
+    if not pages:
+        return Check(False, "paged no one", observed, None, key)
+    heard: dict[str, list[tuple[int, str]]] = {}
+    for k in expectation.keys:
+        for n in sent[k]:
+            if audience.paged(n):
+                for handle in sorted(n.targets & audience.page):
+                    heard.setdefault(handle, []).append((n.t, k))
+    worst = max(sorted(heard), key=lambda handle: len(heard[handle]))
+    most = sorted(heard[worst])
+    detail = f"paged {worst} {len(most)} time{'s' * (len(most) != 1)} (minutes: {_minutes(expectation, most)})"
+    return Check(len(most) <= expectation.count, detail, observed, most[-1][0], most[-1][1])
+
+
+_MORE: dict[str, Callable[..., Check]] = {
+    "notifies_none": _notifies_none,
+    "pages_at_most": _at_most,
+    "pages_not_before": _not_before,
+    "chat_only": _chat_only,
+    "one_incident": _one_incident,
+}
 
 
 def _transitions(

@@ -36,12 +36,19 @@ NO_BACKFILL = Assumption(
 )
 CRAWLER_ARRIVAL = Assumption(
     "U6",
-    "crawled AWS points arrive at the latest the crawler allows: available 2 min after their minute, then up to "
-    "a 10-minute crawl cycle and 5 minutes of queueing (17 min); streamed points 3 min",
+    "every scenario runs at the earliest, middle and latest arrival the sources allow, and an expectation passes "
+    "only under all three: crawled points 2, 10 and 17 min after their minute (available at 2, then a 10-minute "
+    "crawl cycle and up to 5 minutes of queueing), streamed points 2, 3 and 3 min",
+)
+SNS_PERIOD = Assumption(
+    "U5",
+    "SNS may report in 1- or 5-minute periods: a scenario with topic series runs under both, a 5-minute point "
+    "holding the period's sum and arriving 10, 15 or 20 min after its stamp (7 or 8 streamed)",
 )
 QUEUE_WAKE = Assumption(
     "U7",
-    "an SQS queue idle for 6 hours or more reports its first 15 minutes of points 15 minutes later than usual",
+    "an SQS queue idle for 6 hours or more reports its first 15 minutes of points 0, 8 or 15 minutes later than "
+    "usual (with the earliest, middle and latest arrival)",
 )
 SQS_COUNTERS_GAUGES = Assumption(
     "U4", "aws.sqs.number_of_messages_* are per-minute counts of in-app type gauge: .as_count() changes nothing"
@@ -58,7 +65,8 @@ RECOVERY_LANDING = Assumption(
 RENOTIFY = Assumption(
     "U15",
     "renotify has no cap unless renotify_occurrences; it is suppressed in a downtime and its clock restarts on "
-    "every state change",
+    "every state change; a renotification that reaches the pager is a page (the responder may have resolved the "
+    "incident) unless the scenario says the incident is still open",
 )
 TIMEOUT_CLOCK = Assumption(
     "U16", "the timeout_h clock starts at the first empty evaluation; at expiry the monitor goes OK"

@@ -16,6 +16,36 @@ CRAWLER_DELAY = 17  # U6: available at m + 2, then at worst a full 10-minute cra
 STREAM_DELAY = 3  # Metric Streams: "a two to three minute latency" (Datadog's Metric Streams guide)
 IDLE_MINUTES = 360  # SQS: a queue without messages or calls for six hours stops reporting
 WAKE_MINUTES = 15  # "a delay of up to 15 minutes ... when a queue is activated from an inactive state"
+SNS_PREFIX = "aws.sns."
+SNS_PERIODS = (1, 5)  # U5: SNS to CloudWatch in 1- or 5-minute periods; neither reading is documented
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """One point of the documented arrival range, applied to every source of a scenario at once: each
+    expectation must hold at both ends of the range and in its middle, so none passes by a lucky delay."""
+
+    name: str
+    crawler: int  # minutes after the stamp: available at m + 2, then the crawl phase and 0-5 min queueing
+    streams: int  # Metric Streams: two to three minutes
+    wake: int  # extra delay of a queue waking from six idle hours: up to 15 minutes
+    crawler_5m: int  # a 5-minute point after its stamp: 15-20 min after the period's start, plus queueing
+    streams_5m: int  # a 5-minute point streams once its period closes
+
+    def delay(self, collection: str, period: int) -> int:
+        if period == 5:
+            return self.streams_5m if collection == "streams" else self.crawler_5m
+        return self.streams if collection == "streams" else self.crawler
+
+
+ARRIVALS = (
+    Arrival("earliest arrival", crawler=2, streams=2, wake=0, crawler_5m=10, streams_5m=7),
+    Arrival("middle arrival", crawler=10, streams=3, wake=8, crawler_5m=15, streams_5m=8),
+    Arrival(
+        "latest arrival", crawler=CRAWLER_DELAY, streams=STREAM_DELAY, wake=WAKE_MINUTES, crawler_5m=20, streams_5m=8
+    ),
+)
+LATEST = ARRIVALS[-1]
 
 # Datadog lists the SNS failure counter as a count; the in-app type of the SQS counters is not public (U4).
 COUNT_METRICS = frozenset({"aws.sns.number_of_notifications_failed"})
@@ -62,12 +92,26 @@ def points(segments: Sequence[Segment]) -> dict[int, float]:
     return out
 
 
+def five_minute(stamped: Mapping[int, float], summed: bool) -> dict[int, float]:
+    """One-minute points as CloudWatch reports them in 5-minute periods: one point per period that holds any,
+    stamped with the period's start, their sum for a counter and their mean otherwise."""
+    periods: dict[int, list[float]] = {}
+    for minute, value in stamped.items():
+        periods.setdefault(minute - minute % 5, []).append(value)
+    return {start: sum(vs) if summed else sum(vs) / len(vs) for start, vs in sorted(periods.items())}
+
+
 def arrivals(
-    stamped: Mapping[int, float], delay: int, sqs: bool, idle_before: bool, used: set[notes.Assumption]
+    stamped: Mapping[int, float],
+    delay: int,
+    sqs: bool,
+    idle_before: bool,
+    used: set[notes.Assumption],
+    wake: int = WAKE_MINUTES,
 ) -> dict[int, int]:
     """When each point arrives. An SQS queue that wakes from six idle hours (or from an idle start of the
-    scenario, `idle_before`) reports its first 15 minutes late (U7: late, not lost)."""
-    used.add(notes.CRAWLER_ARRIVAL if delay == CRAWLER_DELAY else notes.NO_BACKFILL)
+    scenario, `idle_before`) reports its first 15 minutes up to `wake` minutes late (U7: late, not lost)."""
+    used.add(notes.CRAWLER_ARRIVAL)
     out = {}
     previous: int | None = None
     woke_at: int | None = None
@@ -76,7 +120,7 @@ def arrivals(
         if sqs and idle:
             woke_at = minute
             used.add(notes.QUEUE_WAKE)
-        late = WAKE_MINUTES if woke_at is not None and minute - woke_at < WAKE_MINUTES else 0
+        late = wake if woke_at is not None and minute - woke_at < WAKE_MINUTES else 0
         out[minute] = minute + delay + late
         previous = minute
     return out

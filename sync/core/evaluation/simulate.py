@@ -1,4 +1,5 @@
-"""Pure: one scenario in one environment, run under every reading of the undocumented window edges (U1)."""
+"""Pure: one scenario in one environment, run under every reading of the undocumented window edges (U1) and at
+every point of the documented arrival range (U6, U7, U5)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sync.core.evaluation import composite, monitor, notes, slo
 from sync.core.evaluation.expect import Audience, Check, Expectation, check
 from sync.core.evaluation.notes import Refused, Unmodelled
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications
-from sync.core.evaluation.series import Series
+from sync.core.evaluation.series import LATEST, Series
 from sync.core.evaluation.states import Run
 
 # U1: the end of the window open (the pessimistic reading: a point counts a minute later) and closed.
@@ -33,6 +34,19 @@ class Case:
     slos: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # key -> SLO body, for burn-rate alerts
     # SLO key -> the minutes its corrections cover (planned maintenance): slices there count as good.
     corrections: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    # (arrival reading, its series): the same datapoints as they arrive at each point of the documented range;
+    # empty: `series` is the only reading.
+    arrivals: tuple[tuple[str, tuple[Series, ...]], ...] = ()
+    load_keys: tuple[str, ...] = ()  # every monitor of the queue and its topics: whose notifications make pager load
+
+    def readings(self) -> tuple[tuple[str, bool, tuple[Series, ...]], ...]:
+        """(name, window end open, series): every combination an expectation must hold under."""
+        arrived = self.arrivals or (("", self.series),)
+        return tuple(
+            (f"{edge}, {name}" if name else edge, open_end, series)
+            for edge, open_end in READINGS
+            for name, series in arrived
+        )
 
 
 @dataclass(frozen=True)
@@ -52,12 +66,22 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class Load:
+    """What the whole queue's monitors send over the scenario at the latest arrival: pages and notifications."""
+
+    pages: int
+    notifications: int
+    minutes: int
+
+
+@dataclass(frozen=True)
 class Result:
     case: Case
     verdicts: tuple[Verdict, ...]
     runs: Mapping[str, Mapping[str, Run]]  # reading -> key -> run
     sent: Mapping[str, Mapping[str, tuple[Notification, ...]]]
     assumptions: tuple[notes.Assumption, ...] = field(default=())
+    load: Load | None = None
 
     @property
     def passed(self) -> bool:
@@ -75,37 +99,83 @@ def simulate(case: Case) -> Result:
     runs: dict[str, dict[str, Run]] = {}
     sent: dict[str, dict[str, tuple[Notification, ...]]] = {}
     refused: dict[str, Refused] = {}
-    for reading, open_end in READINGS:
+    # A run depends only on the series its query reads: readings that differ elsewhere share it.
+    shared = _Shared(case, used)
+    for reading, open_end, series in case.readings():
         runs[reading] = {}
         sent[reading] = {}
         for key in sorted(needed):
             try:
-                run = _run(case, key, open_end, used, runs[reading])
+                run = shared.run(key, open_end, series)
             except Refused as exc:
                 refused[key] = exc
                 continue
             runs[reading][key] = run
-            sent[reading][key] = notifications(run, case.monitors[key], case.mutes, case.duration, used)
+            sent[reading][key] = shared.sent(run, key)
     verdicts = tuple(_verdict(case, e, runs, sent, refused) for e in case.expectations)
-    return Result(case, verdicts, runs, sent, tuple(sorted(used, key=notes.order)))
+    load = _load(case, shared) if case.load_keys else None
+    return Result(case, verdicts, runs, sent, tuple(sorted(used, key=notes.order)), load)
 
 
-def _run(case: Case, key: str, open_end: bool, used: set[notes.Assumption], done: dict[str, Run]) -> Run:
-    body = case.monitors[key]
-    if body.get("type") == "slo alert":
-        return slo.run(key, body, case.slos, case.series, case.duration, used, case.corrections)
-    if body.get("type") != "composite":
-        return monitor.run(key, body, case.series, case.duration, open_end, used)
-    constituents = {}
-    for ref in composite_query.references(composite.parse(str(body.get("query", "")))):
-        if ref not in case.monitors:
-            raise Refused(f"the composite refers to {ref}, which this environment does not have")
-        if case.monitors[ref].get("type") == "composite":
-            raise Refused("a composite cannot be based on another composite")
-        constituents[ref] = done.get(ref) or monitor.run(
-            ref, case.monitors[ref], case.series, case.duration, open_end, used
-        )
-    return composite.run(key, body, constituents, case.duration, used)
+def _load(case: Case, shared: _Shared) -> Load:
+    """Pager load, under the open window end at the latest arrival (the reading the report shows); a monitor
+    the model refuses adds nothing."""
+    _, open_end, series = next((r for r in case.readings() if r[0].endswith(LATEST.name)), case.readings()[0])
+    pages = notified = 0
+    for key in case.load_keys:
+        try:
+            sent = shared.sent(shared.run(key, open_end, series), key)
+        except Refused:
+            continue
+        pages += sum(case.audience.paged(n) for n in sent)
+        notified += sum(not n.muted and bool(n.targets) for n in sent)
+    return Load(pages, notified, case.duration)
+
+
+class _Shared:
+    """Runs and notifications worked out once per monitor and the series it reads."""
+
+    def __init__(self, case: Case, used: set[notes.Assumption]) -> None:
+        self._case, self._used = case, used
+        self._runs: dict[tuple[object, ...], Run | Refused] = {}
+        self._sent: dict[int, tuple[Notification, ...]] = {}
+
+    def run(self, key: str, open_end: bool, series: tuple[Series, ...]) -> Run:
+        body = self._case.monitors[key]
+        text = str(body.get("query", "")) if body.get("type") not in ("slo alert", "composite") else ""
+        read = tuple(id(s) for s in series if not text or s.metric in text)
+        memo = (key, open_end, read)
+        if memo not in self._runs:
+            try:
+                self._runs[memo] = self._evaluate(key, open_end, series)
+            except Refused as exc:
+                self._runs[memo] = exc
+        found = self._runs[memo]
+        if isinstance(found, Refused):
+            raise found
+        return found
+
+    def sent(self, run: Run, key: str) -> tuple[Notification, ...]:
+        case = self._case
+        if id(run) not in self._sent:
+            self._sent[id(run)] = notifications(run, case.monitors[key], case.mutes, case.duration, self._used)
+        return self._sent[id(run)]
+
+    def _evaluate(self, key: str, open_end: bool, series: tuple[Series, ...]) -> Run:
+        case, used = self._case, self._used
+        body = case.monitors[key]
+        if body.get("type") == "slo alert":
+            return slo.run(key, body, case.slos, series, case.duration, used, case.corrections)
+        if body.get("type") != "composite":
+            return monitor.run(key, body, series, case.duration, open_end, used)
+        constituents = {}
+        for ref in composite_query.references(composite.parse(str(body.get("query", "")))):
+            if ref not in case.monitors:
+                raise Refused(f"the composite refers to {ref}, which this environment does not have")
+            if case.monitors[ref].get("type") == "composite":
+                raise Refused("a composite cannot be based on another composite")
+            constituents[ref] = self.run(ref, open_end, series)
+        return composite.run(key, body, constituents, case.duration, used)
 
 
 def _verdict(
@@ -131,8 +201,10 @@ def _verdict(
         return Verdict(expectation, False, "cannot evaluate", {}, refused="; ".join(blocked), left_out=left_out)
     checks = {
         reading: check(expectation, runs[reading], sent[reading], case.audience, case.incident_at)
-        for reading, _ in READINGS
+        for reading, _, _ in case.readings()
     }
     failed = next((reading for reading, c in checks.items() if not c.passed), "")
-    detail = checks[failed or READINGS[0][0]].detail
+    # Passing, the latest arrival under the open window end tells the latest minute Datadog can be relied on.
+    shown = next((reading for reading in checks if reading.endswith(LATEST.name)), next(iter(checks)))
+    detail = checks[failed or shown].detail
     return Verdict(expectation, not failed, detail, checks, failed_reading=failed, left_out=left_out)

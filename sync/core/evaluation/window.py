@@ -77,7 +77,9 @@ def evaluate(
 def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) -> dict[int, float]:
     """The leaf's space-aggregated points in the window that have arrived by `t`."""
     selected = [(s.points, s.arrival) for s in matching(series, leaf)]
-    out = {}
+    out: dict[int, float] = {}
+    if not selected:
+        return out  # a monitor no series feeds: every window is empty, without walking its minutes
     for minute in range(start, end + 1):
         # A shifted leaf (a change alert's earlier series) reads the point `shift` minutes back. Series.visible
         # written out: this loop runs for every minute of every window.
