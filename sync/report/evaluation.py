@@ -151,6 +151,9 @@ def _result(file: str, result: Result) -> dict[str, Any]:
                 "first_page": v.latest("page"),
                 "first_warning": v.latest("warning"),
                 "first_recovery": v.latest("recovery"),
+                # The sooner reading: the floor the arrival of the data sets (earliest arrival, soonest window edge).
+                "earliest_alert": v.earliest("alert"),
+                "earliest_page": v.earliest("page"),
             }
             for v in result.verdicts
         ],

@@ -64,6 +64,11 @@ class Verdict:
         values = [getattr(c.observed, field_name) for c in self.checks.values()]
         return None if not values or any(v is None for v in values) else max(v for v in values if v is not None)
 
+    def earliest(self, field_name: str) -> int | None:
+        """The sooner of the readings' first events: the soonest the data allows (None when no reading has one)."""
+        values = [v for c in self.checks.values() if (v := getattr(c.observed, field_name)) is not None]
+        return min(values) if values else None
+
 
 @dataclass(frozen=True)
 class Load:
