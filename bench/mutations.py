@@ -1,22 +1,25 @@
 """Mutation check of the scenarios: break the example's metric definitions one way at a time and count how
 many breakages `obs test` catches.
 
-Each mutation changes alert behaviour the way a careless edit would: a threshold x10 or /10, the comparator
-flipped, the evaluation window x6, the time aggregator swapped, or the monitor removed. A mutation is killed
+Each mutation changes alert behaviour the way a careless edit would: a threshold x10, /10, x100 or /100, the
+comparator flipped, the evaluation window x6, the time aggregator swapped, a paging metric sent to chat only,
+or the monitor removed. A mutation is killed
 when `obs test` fails on the mutated definitions (exit 1); it survives when every scenario still passes, which
 means no scenario pins that behaviour. Mutations the definitions refuse to load (a validation rule caught the
 edit) are counted apart: they are caught, but not by a scenario.
 
-Run: .venv/bin/python bench/mutations.py [--definitions DIR] [--only METRIC] [--format text|json]
+Run: .venv/bin/python bench/mutations.py [--definitions DIR] [--only METRIC] [--jobs N] [--format text|json]
 Exit 1 when a mutation survives.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 import sys
@@ -103,9 +106,23 @@ def _swap(query: str) -> str:
     return _HEAD.sub(lambda m: f"{_SWAP[m.group(1)]}(last_{m.group(2)}{m.group(3)})", query.strip())
 
 
+def _to_chat(doc: Doc) -> bool:
+    """Every severity that pages, in the metric and its per-class overrides, posts to chat instead."""
+    changed = False
+    for holder in [doc, *(doc.get("by_class") or {}).values()]:
+        for severity, audience in (holder.get("notify") or {}).items():
+            if audience == "page":
+                holder["notify"][severity] = "chat"
+                changed = True
+    return changed
+
+
 EDITS: dict[str, Callable[[Doc], bool]] = {
     "threshold x10": _scale_thresholds(10),
     "threshold /10": _scale_thresholds(0.1),
+    "threshold x100": _scale_thresholds(100),
+    "threshold /100": _scale_thresholds(0.01),
+    "paging sent to chat": _to_chat,
     "comparator flipped": _each_query(_flip),
     "window x6": _each_query(_widen),
     "aggregator swapped": _each_query(_swap),
@@ -145,29 +162,35 @@ def _apply(root: Path, mutation: Mutation) -> bool:
     return True
 
 
+def _judge(definitions: Path, index: int) -> dict[str, str] | None:
+    """The verdict on mutation `index` of the definitions; None when it does not apply to its metric."""
+    mutation = mutations(definitions)[index]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "definitions"
+        shutil.copytree(definitions, root, ignore=shutil.ignore_patterns(".*", "sync", "tests", "bench"))
+        if not _apply(root, mutation):
+            return None  # the edit does not apply to this metric (no threshold to scale, say)
+        return {"metric": mutation.metric, "mutation": mutation.name, "verdict": _verdict(root)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--definitions", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--only", help="mutate this metric only")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants judged at once")
     args = parser.parse_args()
 
     if _verdict(args.definitions) != "survived":
         print("the unmutated definitions do not pass obs validate and obs test; fix them first", file=sys.stderr)
         return 1
 
-    results = []
+    chosen = [i for i, m in enumerate(mutations(args.definitions)) if not args.only or m.metric == args.only]
     began = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        for mutation in mutations(args.definitions):
-            if args.only and mutation.metric != args.only:
-                continue
-            root = Path(tmp) / "definitions"
-            shutil.rmtree(root, ignore_errors=True)
-            shutil.copytree(args.definitions, root, ignore=shutil.ignore_patterns(".*", "sync", "tests", "bench"))
-            if not _apply(root, mutation):
-                continue  # the edit does not apply to this metric (no threshold to scale, say)
-            results.append({"metric": mutation.metric, "mutation": mutation.name, "verdict": _verdict(root)})
+    # Mutants share nothing: each is judged in a process of its own, and the results keep the mutations' order.
+    with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
+        judged = pool.map(_judge, [args.definitions] * len(chosen), chosen)
+        results = [r for r in judged if r is not None]
     took = time.perf_counter() - began
 
     caught = sum(r["verdict"] != "survived" for r in results)
