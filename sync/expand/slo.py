@@ -147,10 +147,10 @@ def _burn_monitor(
         "priority": burn.priority,
         "options": options,
     }
-    # Like a metric's page: the people on call are reminded of an open fast burn; a chat channel is not.
-    renotify = env.monitors.get("renotify_interval")
-    if who and renotify and burn.audience in env.renotify_audiences:
-        options["renotify_interval"] = renotify
+    # No renotify_interval, whatever the environment's monitors set: a burn rate trails its fault (the short
+    # window still holds bad minutes 25-40 minutes after the queue is healthy again), so an hourly reminder
+    # of a page lands, in an incident of about an hour, after the age monitor has told chat the queue
+    # recovered and the responder has resolved the incident: a new page for a fault that is over.
     return Resource(MONITOR, key, body, env.name, queue.name)
 
 
