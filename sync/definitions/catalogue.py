@@ -116,7 +116,7 @@ def _kinds(declaration: Source, classes: Mapping[str, str], inventory: Source, k
         inventory.error(
             ("classes", mine),
             f"class '{mine}' is not a class of the {declaration.data['use']} catalogue ({', '.join(known)})",
-            f"say which one it behaves as in {FILE}, e.g. classes: {{{mine}: {known[0]}}}, or rename it",
+            f"say which one it behaves as in {FILE}, {_which(mine, known)}, or rename it",
         ).problems[0]
         for mine, kind in kinds.items()
         if mine not in mapping and kind not in known
@@ -124,6 +124,21 @@ def _kinds(declaration: Source, classes: Mapping[str, str], inventory: Source, k
     if problems:
         raise ObsError(*sorted(problems, key=lambda p: (p.file, p.line or 0)))
     return kinds
+
+
+# What the standard catalogue's classes are, for the hint that asks which one a class of the user's behaves as.
+_CLASS_HINTS = {
+    "short": "jobs of seconds, paged on the oldest message's age against slo_seconds",
+    "long": "jobs of minutes, watched by their backlog against the workers",
+    "feature": "queues that idle at zero workers until work arrives",
+}
+
+
+def _which(mine: str, known: list[str]) -> str:
+    """e.g. classes: {critical: short} (short: ...; long: ...): every choice, with what it means, and no guess."""
+    ordered = [k for k in _CLASS_HINTS if k in known] + [k for k in known if k not in _CLASS_HINTS]
+    meanings = "; ".join(f"{k}: {_CLASS_HINTS[k]}" if k in _CLASS_HINTS else k for k in ordered)
+    return f"e.g. classes: {{{mine}: {ordered[0]}}} ({meanings})"
 
 
 def _unknown(

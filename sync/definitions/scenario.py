@@ -116,9 +116,10 @@ def scenario(
         # The queue's own entry has errors, reported there: what the scenario says of it cannot be checked.
         raise ObsError()
     if queue_name not in names.queues:
-        raise source.error(
-            ("queue",), f"unknown queue '{queue_name}'", suggest(queue_name, set(names.queues), "queues.yaml")
-        )
+        fix = suggest(queue_name, set(names.queues), "queues.yaml")
+        if not fix.startswith("did you mean"):  # no typo: the queue was renamed or removed
+            fix += ", or delete this scenario"
+        raise source.error(("queue",), f"unknown queue '{queue_name}'", fix)
     queue = names.queues[queue_name]
     envs = data.get("environments")
     for index, env in enumerate(envs or ()):
