@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sync.definitions import files, references, schema
+from sync.definitions import composites, files, names, schema
 from sync.definitions.model import CatalogueUse
 from sync.definitions.source import Source, read
 from sync.errors import ObsError, Problem
@@ -146,7 +146,7 @@ def _unknown(
 ) -> ObsError | None:
     if name in known:
         return None
-    return source.error(at, f"unknown {what} '{name}'", references.suggest(name, known, where))
+    return source.error(at, f"unknown {what} '{name}'", names.suggest(name, known, where))
 
 
 def _check_overrides(
@@ -168,7 +168,7 @@ def _check_overrides(
             found.append(_unknown(declaration, at, cls, list(classes), "class", "queues.yaml classes"))
         problems += [error.problems[0] for error in found if error is not None]
     for data in shipped:
-        needs = sorted(set(references.composite_refs(data.get("composite", ""))) & disabled)
+        needs = sorted(set(composites.composite_refs(data.get("composite", ""))) & disabled)
         if needs and data["name"] not in disabled:
             problems.append(
                 declaration.error(
