@@ -137,35 +137,7 @@ def test_the_namespace_comes_from_the_folder_or_the_option(tmp_path: Path, capsy
     assert not (tmp_path / "c").exists()
 
 
-OWN_QUEUES = """\
-namespace: mycompany
-classes:
-  critical: {description: Payments; must start within 30 seconds., max_processing_seconds: 60}
-  standard: {description: Emails; may wait for minutes., max_processing_seconds: 900}
-  bulk: {description: Thumbnails; idles at zero workers., max_processing_seconds: 300}
-queues:
-  - name: payments
-    class: critical
-    slo_seconds: 30
-    worker: {cluster: jobs, service: payments-worker, min_tasks: 2, max_tasks: 20}
-    dlq: {name: payments-dlq, max_receive_count: 3, retention_seconds: 1209600}
-    topics: [{name: payment-events}]
-    runbook: https://runbooks.example.org/payments
-    owner: payments
-  - name: emails
-    class: standard
-    retention_seconds: 1209600
-    worker: {cluster: jobs, service: emails-worker, min_tasks: 1, max_tasks: 5}
-    dlq: {name: emails-dlq, max_receive_count: 5, retention_seconds: 1209600}
-    runbook: https://runbooks.example.org/emails
-    owner: growth
-  - name: thumbnails
-    class: bulk
-    worker: {cluster: media, service: thumbnailer, min_tasks: 0, max_tasks: 10}
-    dlq: {name: thumbnails-dlq, max_receive_count: 3, retention_seconds: 1209600}
-    runbook: https://runbooks.example.org/thumbnails
-    owner: media
-"""
+FIRST_HOUR = ROOT / "tests" / "fixtures" / "first_hour"
 
 
 def test_own_queues_and_classes_take_three_runs_each_listing_everything(
@@ -175,7 +147,7 @@ def test_own_queues_and_classes_take_three_runs_each_listing_everything(
     Each run reports every problem of its stage with what to do, and the scenarios need only their queue."""
     folder = tmp_path / "my-defs"
     assert obs(capsys, "init", str(folder), "--env", "staging", "--env", "prod", "--site", "datadoghq.eu")[0] == 0
-    (folder / "queues.yaml").write_text(OWN_QUEUES)
+    shutil.copy(FIRST_HOUR / "queues.yaml", folder / "queues.yaml")
     code, out, err = obs(capsys, "--definitions", str(folder), "validate")
     assert (code, out) == (1, "")
     lines = err.removeprefix("error: ").splitlines()
@@ -184,7 +156,7 @@ def test_own_queues_and_classes_take_three_runs_each_listing_everything(
     assert "feature: queues that idle at zero workers" in lines[2]
     assert lines[-1] == "3 problems in 1 file"
 
-    (folder / "catalogue.yaml").write_text("use: standard\nclasses: {critical: short, standard: long, bulk: feature}\n")
+    shutil.copy(FIRST_HOUR / "catalogue.yaml", folder / "catalogue.yaml")
     code, out, err = obs(capsys, "--definitions", str(folder), "validate")
     assert (code, out) == (1, "")
     lines = err.removeprefix("error: ").splitlines()
