@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
@@ -36,11 +36,20 @@ class Problem:
 
 
 class ObsError(Exception):
-    """An error the user can fix; carries one or more problems."""
+    """An error the user can fix; carries one or more problems, and notes said after them (what was not
+    checked, and why) that are no problems of their own."""
 
-    def __init__(self, *problems: Problem) -> None:
-        super().__init__("\n".join(p.render() for p in problems))
+    def __init__(self, *problems: Problem, notes: Sequence[Problem] = ()) -> None:
+        super().__init__("\n".join(p.render() for p in (*problems, *notes)))
         self.problems = problems
+        self.notes = tuple(notes)
+
+    def summary(self) -> str:
+        """How many problems, in how many files: "3 problems in 2 files"."""
+        count = len(self.problems)
+        files = len({p.file for p in self.problems if p.file})
+        text = f"{count} problem{'' if count == 1 else 's'}"
+        return f"{text} in {files} file{'' if files == 1 else 's'}" if files else text
 
     @classmethod
     def of(cls, what: str, fix: str = "", file: str = "", line: int | None = None, key: str = "") -> ObsError:
@@ -63,6 +72,8 @@ class Problems:
     def add(self, *found: Problem | ObsError) -> None:
         for item in found:
             self.found.extend(item.problems if isinstance(item, ObsError) else (item,))
+            for note in item.notes if isinstance(item, ObsError) else ():
+                self.note(note)
 
     def note(self, problem: Problem) -> None:
         if problem not in self.notes:
@@ -73,11 +84,11 @@ class Problems:
         try:
             return check(*args, **kwargs)
         except ObsError as exc:
-            self.found.extend(exc.problems)
+            self.add(exc)
             return None
 
     def raise_any(self) -> None:
         """Raise every problem found, once each, sorted by file and line; then the notes."""
         if self.found:
             unique = sorted(dict.fromkeys(self.found), key=lambda p: p.place)
-            raise ObsError(*unique, *self.notes)
+            raise ObsError(*unique, notes=self.notes)

@@ -99,6 +99,7 @@ def test_an_unknown_override_is_a_clear_error(defs: Path, capsys: pytest.Capture
         "did you mean 'depth'?\n"
         "note: what refers to a definition with errors was not checked against it: "
         "run obs validate again once catalogue.yaml is valid\n"
+        "1 problem in 1 file\n"
     )
 
 
@@ -146,6 +147,7 @@ def test_a_mapping_to_an_unknown_class_is_a_clear_error(defs: Path, capsys: pyte
         "error: catalogue.yaml:2: classes.short: unknown catalogue class 'shrot': did you mean 'short'?\n"
         "note: what refers to a definition with errors was not checked against it: "
         "run obs validate again once catalogue.yaml is valid\n"
+        "1 problem in 1 file\n"
     )
 
 

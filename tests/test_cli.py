@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import referencing
 import yaml
 
-from sync.cli.app import main, parser
+from sync.cli.app import main, parser, reader_gone
 from sync.cli.conventions import Exit
 from tests.conftest import EXAMPLE, JOBS, ROOT, desired
 
@@ -172,7 +173,35 @@ def test_exit_codes_keep_their_values() -> None:
         "CHANGES": 2,
         "FOUND": 3,
         "INTERRUPTED": 130,
+        "PIPE_CLOSED": 141,
     }
+
+
+@pytest.mark.parametrize("command", [["validate"], ["plan", "--env", "prod", "--offline"], ["--version"]])
+def test_a_reader_that_leaves_early_gets_no_traceback(command: list[str]) -> None:
+    """`obs test | head -1`: head exits after its line; obs stops quietly, as a command cut off by its reader does."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has left before obs writes anything
+    with os.fdopen(write_end, "wb") as stdout:
+        result = subprocess.run(
+            [sys.executable, "-m", "sync.cli", "--definitions", str(EXAMPLE), *command],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert result.stderr == ""
+    assert result.returncode in (Exit.PIPE_CLOSED, Exit.OK)  # --version exits through argparse, with 0
+    if command != ["--version"]:
+        assert result.returncode == Exit.PIPE_CLOSED
+
+
+def test_a_broken_pipe_is_told_apart_from_a_reader_still_there() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "w") as writer:
+        assert not reader_gone(writer)
+        os.close(read_end)
+        assert reader_gone(writer)
 
 
 def test_global_options_after_the_command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -223,8 +224,10 @@ MISTAKES = {
 
 
 def _problem_lines(err: str) -> list[str]:
-    """The problems of an error, one a line, without the note on what was not checked."""
-    return [line for line in err.removeprefix("error: ").splitlines() if not line.startswith("note: ")]
+    """The problems of an error, one a line, without the note on what was not checked and the count at the end."""
+    *lines, count = err.removeprefix("error: ").splitlines()
+    assert re.fullmatch(r"\d+ problems?( in \d+ files?)?", count), err
+    return [line for line in lines if not line.startswith("note: ")]
 
 
 def _place(line: str) -> tuple[str, int]:

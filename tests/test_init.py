@@ -51,9 +51,9 @@ def test_nothing_repeats_the_catalogue_and_the_workflows_name_only_its_environme
         "environments/qa.yaml",
         "queues.yaml",
         "requirements.txt",
-        "scenarios/imports-idle-stays-quiet.yaml",
-        "scenarios/orders-consumers-stall.yaml",
-        "scenarios/reports-steady-stays-quiet.yaml",
+        "scenarios/feature-idle-stays-quiet.yaml",
+        "scenarios/long-steady-stays-quiet.yaml",
+        "scenarios/short-consumers-stall.yaml",
     ]
     for workflow in (folder / ".github" / "workflows").iterdir():
         flow = yaml.safe_load(workflow.read_text())
@@ -135,3 +135,47 @@ def test_the_namespace_comes_from_the_folder_or_the_option(tmp_path: Path, capsy
     code, out, err = obs(capsys, "init", str(tmp_path / "c"), "--namespace", "Search")
     assert (code, out) == (1, "") and "--namespace 'Search' is not a namespace" in err
     assert not (tmp_path / "c").exists()
+
+
+FIRST_HOUR = ROOT / "tests" / "fixtures" / "first_hour"
+
+
+def test_own_queues_and_classes_take_three_runs_each_listing_everything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first hour: replace the example queues with one's own (own class names, a topic, a feature queue).
+    Each run reports every problem of its stage with what to do, and the scenarios need only their queue."""
+    folder = tmp_path / "my-defs"
+    assert obs(capsys, "init", str(folder), "--env", "staging", "--env", "prod", "--site", "datadoghq.eu")[0] == 0
+    shutil.copy(FIRST_HOUR / "queues.yaml", folder / "queues.yaml")
+    code, out, err = obs(capsys, "--definitions", str(folder), "validate")
+    assert (code, out) == (1, "")
+    lines = err.removeprefix("error: ").splitlines()
+    assert [line.split(": ")[1] for line in lines[:3]] == ["classes.critical", "classes.standard", "classes.bulk"]
+    assert "e.g. classes: {critical: short} (short: jobs of seconds" in lines[0]
+    assert "feature: queues that idle at zero workers" in lines[2]
+    assert lines[-1] == "3 problems in 1 file"
+
+    shutil.copy(FIRST_HOUR / "catalogue.yaml", folder / "catalogue.yaml")
+    code, out, err = obs(capsys, "--definitions", str(folder), "validate")
+    assert (code, out) == (1, "")
+    lines = err.removeprefix("error: ").splitlines()
+    assert lines[-1] == "3 problems in 3 files"
+    for line, name in zip(lines[:3], ("imports", "reports", "orders"), strict=True):
+        assert f": queue: unknown queue '{name}': use one declared in queues.yaml: emails, payments, thumbnails" in line
+        assert line.endswith(", or delete this scenario")
+
+    for cls, queue in (("short", "payments"), ("long", "emails"), ("feature", "thumbnails")):
+        [scenario] = (folder / "scenarios").glob(f"{cls}-*.yaml")
+        text = scenario.read_text()
+        scenario.write_text("\n".join(f"queue: {queue}" if t.startswith("queue: ") else t for t in text.split("\n")))
+    code, out, err = obs(capsys, "--definitions", str(folder), "validate")
+    assert (code, err) == (0, "") and out.startswith("ok: 3 queues, ")
+    code, out, err = obs(capsys, "--definitions", str(folder), "test")
+    assert code == 0, out + err
+    assert "6 of 6 scenario runs passed" in out
+    code, out, err = obs(capsys, "--definitions", str(folder), "plan", "--env", "prod", "--offline")
+    assert (code, err) == (0, "")
+    for queue in ("payments", "emails", "thumbnails"):
+        assert f"+ monitor prod/{queue}/" in out
+    assert "/payment-events  [prod] payments: " in out  # a monitor of the topic

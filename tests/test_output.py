@@ -135,6 +135,7 @@ def test_validate_json_has_every_field(capsys: pytest.CaptureFixture[str]) -> No
         "version": 1,
         "ok": True,
         "errors": [],
+        "notes": [],
         "warnings": [],
         "queues": 2,
         "metrics": 4,

@@ -6,6 +6,7 @@ import argparse
 import gc
 import importlib.metadata
 import os
+import select
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A fleet's expansion makes hundreds of thousands of small objects that live until obs exits: collecting
     # young objects every 700 allocations (the default) cost a quarter of its time.
     gc.set_threshold(50_000, 20, 20)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # what is still buffered is written here, where a reader that left can be told apart
+        return code
+    except BrokenPipeError as exc:
+        if not reader_gone(sys.stdout):  # not our output: some other pipe or socket broke
+            debug = "--debug" in (sys.argv if argv is None else argv)
+            print(internal_error(exc, debug=debug, environ=os.environ), file=sys.stderr)
+            return Exit.ERROR
+        # `obs test | head -1`: the reader has what it wanted. Say nothing, as any command cut off by its
+        # reader does, and keep the interpreter's last flush from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return Exit.PIPE_CLOSED
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.handler(args))
@@ -37,9 +54,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return Exit.INTERRUPTED
+    except BrokenPipeError:
+        raise
     except Exception as exc:
         print(internal_error(exc, debug=args.debug, environ=os.environ), file=sys.stderr)
         return Exit.ERROR
+
+
+def reader_gone(stream: Any) -> bool:
+    """Whether `stream` is a pipe whose reading end was closed (poll reports an error on its writing end)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by a test harness, or closed
+        return False
+    if not hasattr(select, "poll"):
+        return True  # no poll here: a broken pipe on stdout is by far the likeliest
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
 
 
 def internal_error(exc: BaseException, *, debug: bool, environ: Mapping[str, str]) -> str:

@@ -20,6 +20,7 @@ class Exit(IntEnum):
     CHANGES = 2  # changes pending (plan, diff with --detailed-exitcode)
     FOUND = 3  # obs trace found failed deliveries; obs audit found live wiring at or above --severity
     INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
+    PIPE_CLOSED = 141  # 128 + SIGPIPE: the reader of the output left early (obs test | head), as shells report it
 
 
 FORMATS = ("text", "json", "markdown")

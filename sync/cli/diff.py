@@ -171,7 +171,7 @@ def _base_by_own_code(
 
 def _in_revision(exc: ObsError, what: str, fix: str) -> ObsError:
     """The revision's own problems, under one line that says which revision they are in."""
-    return ObsError(Problem(what=what, fix=fix), *exc.problems)
+    return ObsError(Problem(what=what, fix=fix), *exc.problems, notes=exc.notes)
 
 
 def _rerun(args: argparse.Namespace) -> str:

@@ -75,11 +75,14 @@ def _environments(names: list[str]) -> list[str]:
 
 
 def _check_site(site: str) -> None:
-    sites = _sites()
-    if site not in sites:
-        close = difflib.get_close_matches(site, sites, n=1)
+    _check_choice("--site", site, _sites(), "a Datadog site", f"use one of: {', '.join(_sites())}")
+
+
+def _check_choice(flag: str, value: str, known: list[str], what: str, fix: str) -> None:
+    if value not in known:
+        close = difflib.get_close_matches(value, known, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
-        raise ObsError.of(f"--site {site!r} is not a Datadog site", f"{hint}use one of: {', '.join(sites)}")
+        raise ObsError.of(f"{flag} {value!r} is not {what}", f"{hint}{fix}")
 
 
 @cache
@@ -90,11 +93,7 @@ def _sites() -> list[str]:
 
 
 def _check_region(region: str) -> None:
-    regions = _regions()
-    if region not in regions:
-        close = difflib.get_close_matches(region, regions, n=1)
-        hint = f"did you mean {close[0]}? " if close else ""
-        raise ObsError.of(f"--region {region!r} is not an AWS region botocore knows", f"{hint}e.g. us-east-1")
+    _check_choice("--region", region, _regions(), "an AWS region botocore knows", "e.g. us-east-1")
 
 
 @cache

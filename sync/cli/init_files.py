@@ -22,7 +22,8 @@ use: standard
 
 QUEUES = """\
 # The queue inventory: each queue once, for every environment (environments/ name them in AWS).
-# Replace the three examples with your queues; the scenarios in scenarios/ name them too.
+# Replace the three examples with your queues. Each scenario in scenarios/ names one: give it one of yours of
+# the same class, or delete it.
 
 # Who this definitions set is in a Datadog org shared with other teams: obs marks every object it writes with
 # it and reads and touches only objects marked with it.
@@ -85,10 +86,11 @@ notify:
 """
 
 SCENARIOS = {
-    "orders-consumers-stall.yaml": """\
-# The workers of the short queue stop consuming: the oldest message ages a second per second. Someone
-# must be paged within half an hour (crawled AWS metrics arrive up to 17 minutes late).
-name: consumers stall on the short queue
+    "short-consumers-stall.yaml": """\
+# The workers of a queue of the catalogue's class short stop consuming: the oldest message ages a second per
+# second. Someone must be paged within half an hour (crawled AWS metrics arrive up to 17 minutes late).
+# `queue:` names one of your queues of that class (one whose class catalogue.yaml maps to short).
+name: consumers stall on a short queue
 queue: orders
 incident_at: 60
 duration: 300
@@ -112,9 +114,10 @@ expect:
   - {monitor: any, pages: {within: 30}}
   - {monitor: dlq, notifies: none}
 """,
-    "reports-steady-stays-quiet.yaml": """\
-# The long queue on an ordinary day: a steady trickle of exports, kept up with. Nobody is woken.
-name: steady exports stay quiet
+    "long-steady-stays-quiet.yaml": """\
+# A queue of the catalogue's class long on an ordinary day: a steady trickle of work, kept up with. Nobody
+# is woken. `queue:` names one of your queues of that class (one whose class catalogue.yaml maps to long).
+name: steady work on a long queue stays quiet
 queue: reports
 incident_at: 60
 duration: 240
@@ -134,8 +137,9 @@ series:
 expect:
   - {monitor: any, pages: never}
 """,
-    "imports-idle-stays-quiet.yaml": """\
-# The feature queue idles at zero workers with nothing to do: that is normal, and pages no one.
+    "feature-idle-stays-quiet.yaml": """\
+# A queue of the catalogue's class feature idles at zero workers with nothing to do: that is normal, and
+# pages no one. `queue:` names one of your queues of that class (one whose class catalogue.yaml maps to feature).
 name: an idle feature queue stays quiet
 queue: imports
 incident_at: 60

@@ -26,8 +26,8 @@ def register(commands: Commands) -> None:
         "validate",
         help="check every definition in every environment, offline",
         description="Checks every definition in every environment, offline. With --format json, one document on "
-        "stdout in either case: {version, ok, errors: [{file, line, key, what, fix}], warnings, queues, metrics, "
-        "scenarios, environments: {NAME: {KIND: COUNT}}}; exit 1 when ok is false.",
+        "stdout in either case: {version, ok, errors: [{file, line, key, what, fix}], notes, warnings, queues, "
+        "metrics, scenarios, environments: {NAME: {KIND: COUNT}}}; exit 1 when ok is false.",
     )
     format_option(parser, ("text", "json"))
     parser.set_defaults(handler=run)
@@ -39,14 +39,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         document = _checked(args)
     except ObsError as exc:  # a document for tools, with each problem where it is (CI annotations)
-        document = _document(ok=False, errors=exc.problems)
+        document = _document(ok=False, errors=exc.problems, notes=exc.notes)
     print(json.dumps(document, indent=2, sort_keys=True))
     return Exit.OK if document["ok"] else Exit.ERROR
 
 
 def _text(args: argparse.Namespace) -> int:
-    defs = load(args.definitions)
-    rendered = accepted.expand_checked(defs)
+    try:
+        defs = load(args.definitions)
+        rendered = accepted.expand_checked(defs)
+    except ObsError as exc:  # every problem, then how many: the size of the work ahead at a glance
+        print(f"error: {exc}\n{exc.summary()}", file=sys.stderr)
+        return Exit.ERROR
     for warning in stale(defs):
         print(f"warning: {warning}", file=sys.stderr)
     counts = ", ".join(f"{env}: {counted(resources)}" for env, resources in rendered.items())
@@ -77,6 +81,7 @@ def _document(
     *,
     ok: bool,
     errors: Sequence[Problem] = (),
+    notes: Sequence[Problem] = (),
     warnings: Sequence[str] = (),
     queues: int | None = None,
     metrics: int | None = None,
@@ -92,6 +97,7 @@ def _document(
             {"file": p.file or None, "line": p.line, "key": p.key or None, "what": p.what, "fix": p.fix or None}
             for p in errors
         ],
+        "notes": [p.render() for p in notes],
         "warnings": list(warnings),
         "queues": queues,
         "metrics": metrics,

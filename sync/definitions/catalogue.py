@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sync.definitions import files, references, schema
+from sync.definitions import composites, files, names, schema
 from sync.definitions.model import CatalogueUse
 from sync.definitions.source import Source, read
 from sync.errors import ObsError, Problem
@@ -116,7 +116,7 @@ def _kinds(declaration: Source, classes: Mapping[str, str], inventory: Source, k
         inventory.error(
             ("classes", mine),
             f"class '{mine}' is not a class of the {declaration.data['use']} catalogue ({', '.join(known)})",
-            f"say which one it behaves as in {FILE}, e.g. classes: {{{mine}: {known[0]}}}, or rename it",
+            f"say which one it behaves as in {FILE}, {_which(mine, known)}, or rename it",
         ).problems[0]
         for mine, kind in kinds.items()
         if mine not in mapping and kind not in known
@@ -126,12 +126,27 @@ def _kinds(declaration: Source, classes: Mapping[str, str], inventory: Source, k
     return kinds
 
 
+# What the standard catalogue's classes are, for the hint that asks which one a class of the user's behaves as.
+_CLASS_HINTS = {
+    "short": "jobs of seconds, paged on the oldest message's age against slo_seconds",
+    "long": "jobs of minutes, watched by their backlog against the workers",
+    "feature": "queues that idle at zero workers until work arrives",
+}
+
+
+def _which(mine: str, known: list[str]) -> str:
+    """e.g. classes: {critical: short} (short: ...; long: ...): every choice, with what it means, and no guess."""
+    ordered = [k for k in _CLASS_HINTS if k in known] + [k for k in known if k not in _CLASS_HINTS]
+    meanings = "; ".join(f"{k}: {_CLASS_HINTS[k]}" if k in _CLASS_HINTS else k for k in ordered)
+    return f"e.g. classes: {{{mine}: {ordered[0]}}} ({meanings})"
+
+
 def _unknown(
     source: Source, at: tuple[str, ...], name: str, known: list[str], what: str, where: str
 ) -> ObsError | None:
     if name in known:
         return None
-    return source.error(at, f"unknown {what} '{name}'", references.suggest(name, known, where))
+    return source.error(at, f"unknown {what} '{name}'", names.suggest(name, known, where))
 
 
 def _check_overrides(
@@ -153,7 +168,7 @@ def _check_overrides(
             found.append(_unknown(declaration, at, cls, list(classes), "class", "queues.yaml classes"))
         problems += [error.problems[0] for error in found if error is not None]
     for data in shipped:
-        needs = sorted(set(references.composite_refs(data.get("composite", ""))) & disabled)
+        needs = sorted(set(composites.composite_refs(data.get("composite", ""))) & disabled)
         if needs and data["name"] not in disabled:
             problems.append(
                 declaration.error(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sync.definitions import references
+from sync.definitions import names
 from sync.definitions.model import (
     DEFAULT_IN_FLIGHT_QUOTA,
     DEFAULT_RETENTION_SECONDS,
@@ -119,7 +119,7 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
 
 def check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: Mapping[str, str]) -> None:
     if cls not in classes:
-        raise source.error(at, f"unknown class '{cls}'", references.suggest(cls, list(classes), "queues.yaml classes"))
+        raise source.error(at, f"unknown class '{cls}'", names.suggest(cls, list(classes), "queues.yaml classes"))
 
 
 # Keys of an environment's queue override that are not queue attributes.

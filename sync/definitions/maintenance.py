@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sync.core import durations, recurrence
 from sync.definitions.model import BURN_ALERTS, LIVE, Schedule, Window, maintenance_of
-from sync.definitions.references import suggest
+from sync.definitions.names import suggest
 from sync.definitions.source import KeyPath, Source, read
 from sync.errors import ObsError, Problems
 
@@ -192,18 +192,23 @@ def names_in(folder: Path) -> dict[str, set[str]]:
 
 
 def refuse_new_and_over(defs: Definitions, known: Mapping[str, set[str]]) -> None:
-    """A one-time window the base lacks that is over already was added after its time: it would mute nothing."""
+    """A one-time window the base lacks that is over already was added after its time: it would mute nothing.
+    Every such window is reported at once."""
+    problems = Problems()
     for env in defs.environments:
         for window in env.maintenance:
             sched = window.schedule
             new = window.name not in known.get(env.name, set())
             if new and sched.end is not None and sched.now is not None and sched.end <= sched.now:
-                raise env.source.error(
-                    ("maintenance", window.index, "schedule", "end"),
-                    f"the one-time window '{window.name}' is new and already over (it ended {sched.end:%Y-%m-%d %H:%M}"
-                    f" UTC; it is now {sched.now:%Y-%m-%d %H:%M} UTC)",
-                    "give it times to come, or leave it out",
+                problems.add(
+                    env.source.error(
+                        ("maintenance", window.index, "schedule", "end"),
+                        f"the one-time window '{window.name}' is new and already over (it ended "
+                        f"{sched.end:%Y-%m-%d %H:%M} UTC; it is now {sched.now:%Y-%m-%d %H:%M} UTC)",
+                        "give it times to come, or leave it out",
+                    )
                 )
+    problems.raise_any()
 
 
 def check(defs: Definitions, problems: Problems, failed_metrics: Set[str], failed_queues: Set[str]) -> None:

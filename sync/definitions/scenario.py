@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sync.core.evaluation.series import Segment
-from sync.definitions.references import suggest
+from sync.definitions.names import suggest
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError, Problems
 
@@ -122,9 +122,10 @@ def scenario(
         # The queue's own entry has errors, reported there: what the scenario says of it cannot be checked.
         raise ObsError()
     if queue_name not in names.queues:
-        raise source.error(
-            ("queue",), f"unknown queue '{queue_name}'", suggest(queue_name, set(names.queues), "queues.yaml")
-        )
+        fix = suggest(queue_name, set(names.queues), "queues.yaml")
+        if not fix.startswith("did you mean"):  # no typo: the queue was renamed or removed
+            fix += ", or delete this scenario"
+        raise source.error(("queue",), f"unknown queue '{queue_name}'", fix)
     queue = names.queues[queue_name]
     envs = data.get("environments")
     for index, env in enumerate(envs or ()):
@@ -181,36 +182,44 @@ def scenario(
 
 
 def _series(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any]) -> SeriesSpec:
+    """The series of one entry; every problem of it raised together."""
     at: KeyPath = ("series", index)
     of = raw["of"]
+    problems = Problems()
+    topic: str | None = None
     needs = {"dlq": "dlq", "service": "worker", "topic": "topics", "subscription_dlq": "topics"}.get(of)
     if needs and not queue.get(needs):
-        raise source.error(
-            (*at, "of"), f"queue '{queue['name']}' has no {needs}, so no {of} series", "use another `of`"
+        problems.add(
+            source.error((*at, "of"), f"queue '{queue['name']}' has no {needs}, so no {of} series", "use another `of`")
         )
-    topic = _topic(source, (*at, "topic"), raw.get("topic"), queue) if of in ("topic", "subscription_dlq") else None
-    if raw.get("topic") is not None and of not in ("topic", "subscription_dlq"):
-        raise source.error((*at, "topic"), f"a {of} series has no topic", "remove topic, or use of: topic")
-    if of == "subscription_dlq":
+    elif of in ("topic", "subscription_dlq"):
+        topic = problems.attempt(_topic, source, (*at, "topic"), raw.get("topic"), queue)
         declared = {t["name"]: t.get("subscription_dlq") for t in queue.get("topics", ())}
-        if not declared.get(topic or ""):
-            raise source.error(
-                (*at, "of"), f"topic '{topic}' declares no subscription_dlq", "use of: topic, or declare one"
+        if of == "subscription_dlq" and topic is not None and not declared.get(topic):
+            problems.add(
+                source.error(
+                    (*at, "of"), f"topic '{topic}' declares no subscription_dlq", "use of: topic, or declare one"
+                )
             )
+    if raw.get("topic") is not None and of not in ("topic", "subscription_dlq"):
+        problems.add(source.error((*at, "topic"), f"a {of} series has no topic", "remove topic, or use of: topic"))
     segments = []
     start = 0
     for number, segment in enumerate(raw["shape"]):
         if segment["until"] <= start:
-            raise source.error(
-                (*at, "shape", number, "until"),
-                f"until {segment['until']} does not come after the previous segment's end ({start})",
-                "give each segment a later `until`",
+            problems.add(
+                source.error(
+                    (*at, "shape", number, "until"),
+                    f"until {segment['until']} does not come after the previous segment's end ({start})",
+                    "give each segment a later `until`",
+                )
             )
         start = segment["until"]
         ramp = segment.get("ramp")
         segments.append(
             Segment(start, segment.get("value"), (ramp[0], ramp[1]) if ramp else None, segment.get("every", 1))
         )
+    problems.raise_any()
     return SeriesSpec(raw["metric"], of, topic, bool(raw.get("idle_before", False)), tuple(segments))
 
 
@@ -230,24 +239,29 @@ def _topic(source: Source, at: KeyPath, topic: str | None, queue: Mapping[str, A
 
 
 def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any], names: _Names) -> ExpectSpec:
+    """The expectation of one entry; every problem of it raised together."""
     at: KeyPath = ("expect", index)
+    problems = Problems()
     listed = raw["monitor"] if isinstance(raw["monitor"], list) else [raw["monitor"]]
     each = tuple(
-        _monitor(source, (*at, "monitor", i) if len(listed) > 1 else (*at, "monitor"), m, names)
+        problems.attempt(_monitor, source, (*at, "monitor", i) if len(listed) > 1 else (*at, "monitor"), m, names)
         for i, m in enumerate(listed)
     )
-    monitor = " + ".join(each)
     topic = raw.get("topic")
     if topic is not None:
-        _topic(source, (*at, "topic"), topic, queue)
+        problems.attempt(_topic, source, (*at, "topic"), topic, queue)
     said = [k for k in raw if k not in ("monitor", "topic")]
     if len(said) != 1:
-        raise source.error(
-            at,
-            "an expectation says one thing about the monitor" if said else "the expectation says nothing",
-            "write one of pages, alerts, notifies, warns_chat_only, chat_only, incident, recovers or no_data_alert "
-            "per entry",
+        problems.add(
+            source.error(
+                at,
+                "an expectation says one thing about the monitor" if said else "the expectation says nothing",
+                "write one of pages, alerts, notifies, warns_chat_only, chat_only, incident, recovers or "
+                "no_data_alert per entry",
+            )
         )
+    problems.raise_any()
+    monitors = tuple(m for m in each if m is not None)
     what = said[0]
     value = raw[what]
     form = _form(value)
@@ -260,7 +274,9 @@ def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[s
         kind, count = "pages_count", 0
     if kind == "one_incident" and count is None:
         count = 1
-    return ExpectSpec(monitor, topic, kind, within, after, count, (*at, what), each if len(each) > 1 else ())
+    return ExpectSpec(
+        " + ".join(monitors), topic, kind, within, after, count, (*at, what), monitors if len(monitors) > 1 else ()
+    )
 
 
 def _form(value: Any) -> Any:

@@ -241,7 +241,10 @@ def _explain(error: jsonschema.ValidationError, path: tuple[str | int, ...]) -> 
             return what, f"YAML reads unquoted digits as a number (and drops leading zeros): {fix}"
         return what, f"write {article} {shown} here"
     if validator == "enum":
-        return f"{_short(error.instance)} is not allowed", "use one of " + ", ".join(json.dumps(v) for v in expected)
+        choices = "one of " + ", ".join(json.dumps(v) for v in expected)
+        close = difflib.get_close_matches(str(error.instance), [str(v) for v in expected], n=1)
+        fix = f"did you mean {json.dumps(close[0])}? else use {choices}" if close else f"use {choices}"
+        return f"{_short(error.instance)} is not allowed", fix
     if validator == "pattern":
         fix = cast(Any, error.schema).get("x-fix", f"write it to match {expected}")
         return f"{_short(error.instance)} is not allowed here", fix

@@ -10,10 +10,11 @@ from typing import Any
 
 from sync.core.resources import Resource, sort_key
 from sync.definitions import tokens
+from sync.definitions.composites import composite_refs
 from sync.definitions.model import Definitions, Environment, Metric, Queue
-from sync.definitions.references import base_features, class_features, composite_refs
 from sync.definitions.slo import SloSettings, slo_settings
 from sync.definitions.source import KeyPath, Source
+from sync.definitions.templates import base_features, class_features
 from sync.errors import ObsError, Problems
 from sync.expand import aws_names, maintenance, oncall, slo
 from sync.expand.composite import composite

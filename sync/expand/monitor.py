@@ -10,8 +10,8 @@ from sync.core.kinds import MONITOR
 from sync.core.resources import Resource
 from sync.definitions import tokens
 from sync.definitions.model import Environment, Metric, Queue
-from sync.definitions.references import QUERY_TAIL
 from sync.definitions.source import MAX_NUMBER
+from sync.definitions.templates import QUERY_TAIL
 from sync.expand.naming import PlacedQueue, PlacedTopic
 from sync.expand.settings import Settings
 

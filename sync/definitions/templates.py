@@ -1,0 +1,103 @@
+"""Templates in metric and dashboard texts: the tokens they may use, what queue features those need, and the
+shape of a monitor query."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from sync.definitions import query, tokens
+from sync.definitions.source import KeyPath, Source
+from sync.errors import Problems
+
+if TYPE_CHECKING:
+    from sync.definitions.model import Metric
+
+# The query's threshold is generated from options.thresholds.critical, so both always agree.
+QUERY_TAIL = re.compile(r"\s(>=|<=|>|<)\s*\[\[\s*critical\s*\]\]\s*$")
+
+
+def base_features(metric: Metric) -> frozenset[str]:
+    """What a queue needs for this metric at all: its explicit requires plus what its own templates use."""
+    needed = set(metric.requires) | _features(metric.settings) | _features({"title": metric.title})
+    if metric.for_each != "queue":
+        needed.add("topics")
+    return frozenset(needed)
+
+
+def class_features(metric: Metric, cls: str) -> frozenset[str]:
+    """What the metric's settings for one class add: a queue of that class must have these."""
+    return _features(metric.by_class.get(cls, {})) - base_features(metric)
+
+
+def all_features(metric: Metric) -> frozenset[str]:
+    return base_features(metric).union(*(_features(s) for s in metric.by_class.values()))
+
+
+def _features(layer: Mapping[str, Any]) -> frozenset[str]:
+    texts = tuple(str(layer.get(key, "")) for key in ("query", "message", "title"))
+    return _features_of(texts, layer.get("threshold_basis") == "slo_seconds")
+
+
+@cache  # asked for every queue and metric; the answer depends on a few templates only
+def _features_of(texts: tuple[str, ...], slo: bool) -> frozenset[str]:
+    needed = {f for text in texts for t in tokens.tokens_in(text) if (f := tokens.MONITOR.get(t))}
+    return frozenset(needed | ({"slo"} if slo else set()))
+
+
+def check_required(source: Source, at: KeyPath, text: str, metric: Metric) -> None:
+    """A token that needs a queue feature is only for a metric that requires it of its queues: every such token."""
+    needed = all_features(metric)
+    problems = Problems()
+    for name in tokens.tokens_in(text):
+        feature = tokens.MONITOR.get(name)  # an unknown token is reported by check_tokens
+        if feature and feature not in needed:
+            problems.add(
+                source.error(
+                    at,
+                    f"[[{name}]] needs queues with {feature}, but metric '{metric.name}' does not require it",
+                    f"add '{feature}' to applies_to.requires in monitors/{metric.name}.yaml",
+                )
+            )
+    problems.raise_any()
+
+
+def check_query(source: Source, at: KeyPath, template: str) -> None:
+    if not QUERY_TAIL.search(template):
+        raise source.error(
+            at,
+            "the query must end with a comparator and [[critical]], e.g. '... > [[critical]]'",
+            "end it so; obs writes the critical threshold there and in options.thresholds.critical",
+        )
+    # Any name or number stands in for the tokens: the shape is what is checked here.
+    sample = tokens.TOKEN.sub("1", template)
+    found = query.problems(sample)
+    if found:  # the first: what follows a parse error is seldom worth reading
+        raise source.error(at, f"not a Datadog monitor query: {found[0]}", "see the query forms in the README")
+
+
+def check_tokens(source: Source, at: KeyPath, text: str, allowed: Mapping[str, Any] | frozenset[str]) -> None:
+    """Every unknown token of the text, each with its closest known one or the list."""
+    problems = Problems()
+    for unknown in dict.fromkeys(tokens.unknown_tokens(text, allowed)):
+        close = difflib.get_close_matches(unknown, list(allowed), n=1)
+        fix = (
+            f"did you mean [[{close[0]}]]?" if close else "use one of " + ", ".join(f"[[{t}]]" for t in sorted(allowed))
+        )
+        problems.add(source.error(at, f"unknown template token [[{unknown}]]", fix))
+    problems.raise_any()
+
+
+def strings(value: Any, at: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+    """Every string in a nested body, with where it is."""
+    if isinstance(value, str):
+        yield at, value
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from strings(item, (*at, index))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from strings(item, (*at, key))
