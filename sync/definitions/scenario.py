@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sync.core.evaluation.series import Segment
 from sync.definitions.names import suggest
+from sync.definitions.scenario_series import SeriesSpec, topic_of
+from sync.definitions.scenario_series import series as series_of
 from sync.definitions.source import KeyPath, Source
 from sync.errors import ObsError, Problems
 
@@ -31,15 +32,6 @@ _KINDS = {
     ("recovers", "within"): "recovers_within",
     ("no_data_alert", "never"): "no_data_alert_never",
 }
-
-
-@dataclass(frozen=True)
-class SeriesSpec:
-    metric: str
-    of: str  # queue, dlq, topic, subscription_dlq or service
-    topic: str | None
-    idle_before: bool
-    segments: tuple[Segment, ...]
 
 
 @dataclass(frozen=True)
@@ -66,6 +58,7 @@ class DowntimeSpec:
     monitor: str | None
     scope: str
     mute_first_recovery_notification: bool
+    ended_at: int | None = None  # cancelled then (obs maintenance end)
 
 
 @dataclass(frozen=True)
@@ -81,6 +74,8 @@ class Scenario:
     audiences: tuple[tuple[str, ...], tuple[str, ...]] | None
     collection: str | None  # None: the environment's metrics_source
     incident_open: bool  # the responder keeps the incident open: renotifications join it and page no one
+    alerting: tuple[str, ...]  # monitors already in ALERT at minute 0, named like in expect
+    alerting_since: int  # minutes they have been alerting
     series: tuple[SeriesSpec, ...]
     downtimes: tuple[DowntimeSpec, ...]
     expect: tuple[ExpectSpec, ...]
@@ -145,7 +140,7 @@ def scenario(
                 "make it at most duration",
             )
         )
-    series = tuple(problems.attempt(_series, source, index, raw, queue) for index, raw in enumerate(data["series"]))
+    series = tuple(problems.attempt(series_of, source, index, raw, queue) for index, raw in enumerate(data["series"]))
     expect = tuple(
         problems.attempt(_expect, source, index, raw, queue, names) for index, raw in enumerate(data["expect"])
     )
@@ -162,6 +157,10 @@ def scenario(
         problems.attempt(_downtime, source, index, raw, queue, names)
         for index, raw in enumerate(data.get("downtimes", ()))
     )
+    alerting = tuple(
+        problems.attempt(_monitor, source, ("start", "alerting", i), name, names)
+        for i, name in enumerate(data.get("start", {}).get("alerting", ()))
+    )
     problems.raise_any()
     return Scenario(
         file=stem,
@@ -174,68 +173,13 @@ def scenario(
         audiences=(tuple(data["audiences"]["page"]), tuple(data["audiences"]["chat"])) if "audiences" in data else None,
         collection=data.get("collection"),
         incident_open=bool(data.get("incident_open", False)),
+        alerting=tuple(m for m in alerting if m is not None),
+        alerting_since=int(data.get("start", {}).get("since", 0)),
         series=tuple(s for s in series if s is not None),
         downtimes=tuple(d for d in downtimes if d is not None),
         expect=tuple(e for e in expect if e is not None),
         source=source,
     )
-
-
-def _series(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any]) -> SeriesSpec:
-    """The series of one entry; every problem of it raised together."""
-    at: KeyPath = ("series", index)
-    of = raw["of"]
-    problems = Problems()
-    topic: str | None = None
-    needs = {"dlq": "dlq", "service": "worker", "topic": "topics", "subscription_dlq": "topics"}.get(of)
-    if needs and not queue.get(needs):
-        problems.add(
-            source.error((*at, "of"), f"queue '{queue['name']}' has no {needs}, so no {of} series", "use another `of`")
-        )
-    elif of in ("topic", "subscription_dlq"):
-        topic = problems.attempt(_topic, source, (*at, "topic"), raw.get("topic"), queue)
-        declared = {t["name"]: t.get("subscription_dlq") for t in queue.get("topics", ())}
-        if of == "subscription_dlq" and topic is not None and not declared.get(topic):
-            problems.add(
-                source.error(
-                    (*at, "of"), f"topic '{topic}' declares no subscription_dlq", "use of: topic, or declare one"
-                )
-            )
-    if raw.get("topic") is not None and of not in ("topic", "subscription_dlq"):
-        problems.add(source.error((*at, "topic"), f"a {of} series has no topic", "remove topic, or use of: topic"))
-    segments = []
-    start = 0
-    for number, segment in enumerate(raw["shape"]):
-        if segment["until"] <= start:
-            problems.add(
-                source.error(
-                    (*at, "shape", number, "until"),
-                    f"until {segment['until']} does not come after the previous segment's end ({start})",
-                    "give each segment a later `until`",
-                )
-            )
-        start = segment["until"]
-        ramp = segment.get("ramp")
-        segments.append(
-            Segment(start, segment.get("value"), (ramp[0], ramp[1]) if ramp else None, segment.get("every", 1))
-        )
-    problems.raise_any()
-    return SeriesSpec(raw["metric"], of, topic, bool(raw.get("idle_before", False)), tuple(segments))
-
-
-def _topic(source: Source, at: KeyPath, topic: str | None, queue: Mapping[str, Any]) -> str:
-    topics = [t["name"] for t in queue.get("topics", ())]
-    if topic is None:
-        if len(topics) != 1:
-            raise source.error(
-                at[:-1], f"queue '{queue['name']}' has {len(topics)} topics", "say which with topic: NAME"
-            )
-        return str(topics[0])
-    if topic not in topics:
-        raise source.error(
-            at, f"queue '{queue['name']}' has no topic '{topic}'", suggest(topic, topics, "the queue's topics")
-        )
-    return topic
 
 
 def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any], names: _Names) -> ExpectSpec:
@@ -249,7 +193,7 @@ def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[s
     )
     topic = raw.get("topic")
     if topic is not None:
-        problems.attempt(_topic, source, (*at, "topic"), topic, queue)
+        problems.attempt(topic_of, source, (*at, "topic"), topic, queue)
     said = [k for k in raw if k not in ("monitor", "topic")]
     if len(said) != 1:
         problems.add(
@@ -307,6 +251,13 @@ def _downtime(
             f"the downtime ends ({raw['end']}) before it starts ({raw['start']})",
             "make end later than start",
         )
+    ended_at = raw.get("ended_at")
+    if ended_at is not None and not raw["start"] < ended_at <= raw["end"]:
+        raise source.error(
+            (*at, "ended_at"),
+            f"ended_at {ended_at} is not within the downtime ({raw['start']} to {raw['end']})",
+            "end it after its start and no later than its end",
+        )
     monitor = raw.get("monitor")
     if monitor is not None:
         _monitor(source, (*at, "monitor"), monitor, names)
@@ -317,4 +268,5 @@ def _downtime(
         monitor,
         raw.get("scope", "*"),
         bool(raw.get("mute_first_recovery_notification", False)),
+        ended_at,
     )

@@ -51,6 +51,9 @@ SETTLE_MINUTES = {"crawler": 17 + 15, "streams": 5 + 15}
 RESTART_MINUTES = {"crawler": 17 + 8, "streams": 5 + 8}
 # Datadog's notification on expiry is what pages when parked work did not drain: see the module docstring.
 NOTIFY_END_STATES = ("alert", "no data", "warn")
+# An ad-hoc window still alerting when it expires or is ended (canceled): Datadog notifies then, so an alert
+# raised while muted is not left unannounced (https://docs.datadoghq.com/api/latest/downtimes/).
+ADHOC_END_TYPES = ("canceled", "expired")
 
 
 @dataclass(frozen=True)
@@ -251,9 +254,7 @@ def adhoc(
         "schedule": {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat()},
         "mute_first_recovery_notification": True,
         "notify_end_states": list(NOTIFY_END_STATES),
-        # Still alerting when it expires or is ended (canceled): Datadog notifies then, so an alert raised
-        # while muted is not left unannounced (https://docs.datadoghq.com/api/latest/downtimes/).
-        "notify_end_types": ["canceled", "expired"],
+        "notify_end_types": list(ADHOC_END_TYPES),
     }
 
 

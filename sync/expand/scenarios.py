@@ -13,29 +13,19 @@ from typing import Any
 from sync.core.evaluation import correction, notes
 from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.notify import MuteWindow
-from sync.core.evaluation.series import (
-    ARRIVALS,
-    LATEST,
-    SNS_PERIODS,
-    SNS_PREFIX,
-    Arrival,
-    Series,
-    arrivals,
-    five_minute,
-    points,
-)
+from sync.core.evaluation.series import LATEST
 from sync.core.evaluation.simulate import Case
+from sync.core.evaluation.states import ALERT, Start
+from sync.core.evaluation.tasks import family
 from sync.core.keys import Key
 from sync.core.kinds import SLO, SLO_CORRECTION
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions, Environment
-from sync.definitions.scenario import ANY, ExpectSpec, Scenario, SeriesSpec
-from sync.errors import ObsError
-from sync.expand.maintenance import NOTIFY_END_STATES
+from sync.definitions.scenario import ANY, ExpectSpec, Scenario
+from sync.expand.maintenance import ADHOC_END_TYPES, NOTIFY_END_STATES
 from sync.expand.mute_records import records
-from sync.expand.naming import PlacedQueue, place
-
-_SQS = ("queue", "dlq", "subscription_dlq")
+from sync.expand.naming import place
+from sync.expand.scenario_series import readings
 
 
 def environments(defs: Definitions, scenario: Scenario) -> tuple[Environment, ...]:
@@ -79,20 +69,14 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
     _check_metrics(scenario, monitors, expectations, resources)
     used: set[notes.Assumption] = set()
     collection = scenario.collection or env.metrics_source
-    arrived = _arrivals(scenario, placed, collection, used)
+    arrived = readings(scenario, placed, collection, used)
     series = next(s for name, s in arrived if name.startswith(LATEST.name))
-    mutes: list[MuteWindow] = []
-    for down in scenario.downtimes:
-        key = None
-        if down.monitor is not None:
-            spec = ExpectSpec(down.monitor, None, "", None, None, None, ("downtimes",))
-            found = _keys(spec, scenario, env.name, monitors)
-            if not found or isinstance(found, str) or len(found) != 1:
-                return _missing(scenario, ("downtimes",), f"{env.name} has no single {down.monitor} monitor to mute")
-            key = found[0]
-        mutes.append(
-            MuteWindow(down.start, down.end, down.monitor_tags, key, down.scope, down.mute_first_recovery_notification)
-        )
+    mutes = _mutes(scenario, env, monitors)
+    if isinstance(mutes, str):
+        return mutes
+    start = _start(scenario, env, monitors)
+    if isinstance(start, str):
+        return start
     corrected: dict[str, tuple[tuple[int, int], ...]] = {}
     if scenario.starts_at is not None:
         mutes += _downtimes(defs, scenario, env, scenario.starts_at)
@@ -116,29 +100,47 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
         corrections=corrected,
         arrivals=arrived,
         load_keys=tuple(sorted(k for k, r in monitors.items() if r.queue == scenario.queue)),
+        start=start,
     )
 
 
-def _arrivals(
-    scenario: Scenario, placed: PlacedQueue, collection: str, used: set[notes.Assumption]
-) -> tuple[tuple[str, tuple[Series, ...]], ...]:
-    """The scenario's series at each point of the arrival range; with SNS series, under both SNS periods (U5).
-    A series that does not change between two readings is one object, so runs that read only it are shared."""
-    sns = any(s.metric.startswith(SNS_PREFIX) for s in scenario.series)
-    if sns:
-        used.add(notes.SNS_PERIOD)
-    out: list[tuple[str, tuple[Series, ...]]] = []
-    for arrival in ARRIVALS:
-        plain = {i: _series(s, placed, collection, arrival, 1, used) for i, s in enumerate(scenario.series)}
-        for period in SNS_PERIODS if sns else (1,):
-            made = tuple(
-                _series(s, placed, collection, arrival, period, used)
-                if period != 1 and s.metric.startswith(SNS_PREFIX)
-                else plain[i]
-                for i, s in enumerate(scenario.series)
+def _mutes(scenario: Scenario, env: Environment, monitors: dict[str, Resource]) -> list[MuteWindow] | str:
+    """The scenario's own downtimes, as `obs maintenance start` makes them; one `ended_at` is cancelled then by
+    `obs maintenance end`, which notifies of a state still alerting when the downtime says so."""
+    mutes: list[MuteWindow] = []
+    for down in scenario.downtimes:
+        key = None
+        if down.monitor is not None:
+            spec = ExpectSpec(down.monitor, None, "", None, None, None, ("downtimes",))
+            found = _keys(spec, scenario, env.name, monitors)
+            if not found or isinstance(found, str) or len(found) != 1:
+                return _missing(scenario, ("downtimes",), f"{env.name} has no single {down.monitor} monitor to mute")
+            key = found[0]
+        cancelled = down.ended_at is not None and down.ended_at < down.end
+        mutes.append(
+            MuteWindow(
+                down.start,
+                down.ended_at if down.ended_at is not None else down.end,
+                down.monitor_tags,
+                key,
+                down.scope,
+                down.mute_first_recovery_notification,
+                notify_on_expiry=("canceled" if cancelled else "expired") in ADHOC_END_TYPES,
             )
-            out.append((f"{arrival.name}, SNS period {period} min" if sns else arrival.name, made))
-    return tuple(out)
+        )
+    return mutes
+
+
+def _start(scenario: Scenario, env: Environment, monitors: dict[str, Resource]) -> dict[str, Start] | str:
+    """The monitors already in ALERT at minute 0: a scenario that starts mid-story."""
+    out: dict[str, Start] = {}
+    for index, name in enumerate(scenario.alerting):
+        spec = ExpectSpec(name, None, "", None, None, None, ("start", "alerting", index))
+        found = _keys(spec, scenario, env.name, monitors)
+        if not found or isinstance(found, str):
+            return _missing(scenario, spec.at, f"{env.name} has no single {name} monitor for queue '{scenario.queue}'")
+        out.update({key: Start(ALERT, scenario.alerting_since) for key in found})
+    return out
 
 
 _METRIC = re.compile(r"([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)\{")
@@ -155,7 +157,7 @@ def _check_metrics(
     """A series no monitor reads is a typo or a wrong guess: say so, with what the named monitors do read."""
     read = set().union(*(_reads(r.body) for r in resources if r.kind.notifies or r.kind == SLO))
     for index, spec in enumerate(scenario.series):
-        if spec.metric in read:
+        if read & set(family(spec.metric) if spec.tasks else (spec.metric,)):
             continue
         named = {key for e in expectations for key in e.keys}
         theirs = sorted(
@@ -233,27 +235,3 @@ def _named(
     if len(found) > 1:
         return f"queue '{scenario.queue}' has {len(found)} {monitor} monitors in {env}, one per topic"
     return tuple(found)
-
-
-def _series(
-    spec: SeriesSpec, placed: PlacedQueue, collection: str, arrival: Arrival, period: int, used: set[notes.Assumption]
-) -> Series:
-    topic = next((t for t in placed.topics if t.name == spec.topic), None)
-    by_kind: dict[str, dict[str, str | None]] = {
-        "queue": {"queuename": placed.sqs_name},
-        "dlq": {"queuename": placed.dlq_sqs_name},
-        "topic": {"topicname": topic.sns_name if topic else None},
-        "subscription_dlq": {"queuename": topic.subscription_dlq if topic else None},
-        "service": {"clustername": placed.cluster, "servicename": placed.service},
-    }
-    tags = by_kind[spec.of]
-    if any(value is None for value in tags.values()):
-        raise ObsError.of(f"queue '{placed.name}' has no {spec.of} in {placed.env}")  # checked when loading
-    stamped = points(spec.segments)
-    if period != 1:
-        stamped = five_minute(stamped, summed=not spec.metric.endswith("publish_size"))
-    delay = arrival.delay(collection, period)
-    arrived = arrivals(stamped, delay, spec.of in _SQS, spec.idle_before, used, wake=arrival.wake)
-    # The AWS integration tags every metric with the region and account it came from; the queries scope by them.
-    carried = {**tags, "region": placed.region, "aws_account": placed.account_id}
-    return Series(spec.metric, {k: str(v) for k, v in carried.items()}, stamped, arrived)

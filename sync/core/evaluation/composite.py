@@ -11,7 +11,7 @@ from sync.core import composite_query
 from sync.core.composite_query import Expr, Not, Ref, references
 from sync.core.evaluation import notes
 from sync.core.evaluation.notes import Refused
-from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, SEVERITY, Run, Step
+from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, SEVERITY, Run, Start, Step
 
 
 def parse(query: str) -> Expr:
@@ -44,16 +44,23 @@ def _state(constituents: Mapping[str, Run], at: int, ref: str) -> str:
 
 
 def run(
-    key: str, body: Mapping[str, Any], constituents: Mapping[str, Run], duration: int, used: set[notes.Assumption]
+    key: str,
+    body: Mapping[str, Any],
+    constituents: Mapping[str, Run],
+    duration: int,
+    used: set[notes.Assumption],
+    start: Start | None = None,
 ) -> Run:
+    """`start`: where the scenario finds the composite; by default, what its monitors' starting states make it."""
     expr = parse(str(body.get("query", "")))
     missing = [ref for ref in references(expr) if ref not in constituents]
     if missing:
         raise Refused(f"the composite refers to {missing[0]}, which this environment does not have")
     notify_no_data = bool((body.get("options") or {}).get("notify_no_data"))
     used.add(notes.COMPOSITE_LAG)
+    start = start or _derived(expr, constituents, notify_no_data)
     steps = []
-    state = OK
+    state = start.state
     for t in range(duration + 1):
         # U17: recomputed every minute from the states its monitors had a minute before.
         result = combine(expr, partial(_state, constituents, t - 1))
@@ -62,4 +69,14 @@ def run(
             continue
         state = result
         steps.append(Step(t, state))
-    return Run(key, tuple(steps), notify_no_data)
+    return Run(key, tuple(steps), notify_no_data, start)
+
+
+def _derived(expr: Expr, constituents: Mapping[str, Run], notify_no_data: bool) -> Start:
+    """The composite's state before minute 0 from its monitors' starting states, alerting since the latest of
+    them began (before that, their combination did not yet hold)."""
+    state = combine(expr, lambda ref: constituents[ref].start.state)
+    if state == OK or (state == NO_DATA and not notify_no_data):
+        return Start()
+    began = [run.start.since for run in constituents.values() if run.start.state in ALERT_WORTHY]
+    return Start(state, min(began))

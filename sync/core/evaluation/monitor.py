@@ -12,7 +12,7 @@ from sync.core.evaluation import notes
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count
-from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
+from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Run, Start, Step
 from sync.core.evaluation.window import Outcome, evaluate
 from sync.core.metric_query import Call, Node
 
@@ -123,11 +123,12 @@ def run(
     duration: int,
     open_end: bool,
     used: set[notes.Assumption],
+    start: Start = FRESH,
 ) -> Run:
     s = settings(body, used)
     steps: list[Step] = []
-    state = OK
-    evaluated = False
+    state = start.state
+    evaluated = state != OK  # a monitor already alerting has been evaluated before the scenario
     empty_since: int | None = None
     for t in range(0, duration + 1, s.cadence):
         outcome = evaluate(s.query, series, t, s.delay, open_end, s.require_full_window)
@@ -143,7 +144,7 @@ def run(
         elif outcome.skipped:
             note = outcome.skipped
         steps.append(Step(t, state, outcome, note))
-    return Run(key, tuple(steps), s.notify_no_data)
+    return Run(key, tuple(steps), s.notify_no_data, start)
 
 
 def _empty(

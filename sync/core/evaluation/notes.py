@@ -51,7 +51,22 @@ QUEUE_WAKE = Assumption(
     "usual (with the earliest, middle and latest arrival)",
 )
 SQS_COUNTERS_GAUGES = Assumption(
-    "U4", "aws.sqs.number_of_messages_* are per-minute counts of in-app type gauge: .as_count() changes nothing"
+    "U4",
+    "aws.sqs.number_of_messages_* are of in-app type gauge (.as_count() changes nothing), and whether they hold "
+    "per-minute counts or per-second values is undocumented: a scenario with counter series runs under both (a "
+    "minute's count, and that count / 60)",
+)
+SQS_COUNTER_UNIT = SQS_COUNTERS_GAUGES
+ECS_API_COUNTS = Assumption(
+    "U24",
+    "ECS task counts (aws.ecs.service.running, desired, pending) come from the ECS API: polled like the crawler "
+    "under every metrics source, and a service with no task may report 0 or nothing; a scenario whose task "
+    "counts reach 0 runs under both",
+)
+PER_TASK = Assumption(
+    "T4",
+    "a service metric over N tasks: CloudWatch's base name is their mean, .maximum the busiest task and .minimum "
+    "the idlest; a per-task metric is one series per task, tagged task_arn and availability_zone",
 )
 NO_DATA_TIMEFRAME = Assumption(
     "U9", "no_data_timeframe defaults to 2 x the window and counts from the first empty evaluation"

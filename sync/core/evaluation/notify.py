@@ -66,7 +66,7 @@ def notifications(
     if interval:
         used.add(notes.RENOTIFY)
     out: list[Notification] = []
-    state, clock, repeats, began = OK, None, 0, 0
+    state, clock, repeats, began = _started(run, interval, occurrences)
     for t in range(duration + 1):
         new = run.state_at(t)
         window = next((m for m in mine if m.start <= t < m.end), None)
@@ -88,6 +88,18 @@ def notifications(
             out.append(Notification(t, "downtime_end", state, _state_targets(routes, state)))
             clock = t
     return tuple(out)
+
+
+def _started(run: Run, interval: int, occurrences: int | None) -> tuple[str, int | None, int, int]:
+    """(state, minute of the last notification, renotifications sent, minute the alert began) at minute 0. A
+    monitor alerting since before the scenario was notified then, and renotified every interval since."""
+    state, since = run.start.state, run.start.since
+    if state not in ALERT_WORTHY:
+        return state, None, 0, 0
+    repeats = max(since - 1, 0) // interval if interval else 0  # one falling due at minute 0 is the scenario's
+    if occurrences is not None:
+        repeats = min(repeats, occurrences)  # ran out before the scenario: the clock stays at the last one sent
+    return state, -since + repeats * interval, repeats, -since
 
 
 def _due(interval: int, clock: int | None, t: int, allowed: bool, occurrences: int | None, repeats: int) -> bool:

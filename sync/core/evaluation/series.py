@@ -75,17 +75,18 @@ class Series:
         return self.points[minute]
 
 
-def points(segments: Sequence[Segment]) -> dict[int, float]:
-    """The datapoints a piecewise shape describes, one every `every` minutes from each segment's start."""
+def points(segments: Sequence[Segment], first: int = 0) -> dict[int, float]:
+    """The datapoints a piecewise shape describes, one every `every` minutes from each segment's start; the
+    first segment starts at `first` (before 0: the history a scenario starts in)."""
     out: dict[int, float] = {}
-    start = 0
+    start = first
     for segment in segments:
         length = segment.until - start
         for minute in range(start, segment.until, segment.every):
             if segment.ramp is not None:
-                first, last = segment.ramp
+                low, high = segment.ramp
                 span = max(length - 1, 1)
-                out[minute] = first + (last - first) * (minute - start) / span
+                out[minute] = low + (high - low) * (minute - start) / span
             elif segment.value is not None:
                 out[minute] = segment.value
         start = segment.until
@@ -124,6 +125,22 @@ def arrivals(
         out[minute] = minute + delay + late
         previous = minute
     return out
+
+
+def gapped(
+    stamped: Mapping[int, float], arrived: Mapping[int, int], gaps: Sequence[tuple[int, int, int | None]]
+) -> tuple[dict[int, float], dict[int, int]]:
+    """The points with their arrival gaps: (start, until, late) holds back the points stamped in [start, until)
+    `late` minutes more, or for good (None). A late point counts for every evaluation after it arrives whose
+    window still holds its minute; a lost one never does."""
+    kept, when = dict(stamped), dict(arrived)
+    for start, until, late in gaps:
+        for minute in [m for m in kept if start <= m < until]:
+            if late is None:
+                del kept[minute], when[minute]
+            else:
+                when[minute] += late
+    return kept, when
 
 
 def matching(series: Iterable[Series], leaf: Leaf) -> tuple[Series, ...]:

@@ -13,7 +13,7 @@ from sync.core.evaluation.expect import Audience, Check, Expectation, check
 from sync.core.evaluation.notes import Refused, Unmodelled
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications
 from sync.core.evaluation.series import LATEST, Series
-from sync.core.evaluation.states import Run
+from sync.core.evaluation.states import FRESH, Run, Start
 
 # U1: the end of the window open (the pessimistic reading: a point counts a minute later) and closed.
 READINGS = (("window end open", True), ("window end closed", False))
@@ -38,6 +38,7 @@ class Case:
     # empty: `series` is the only reading.
     arrivals: tuple[tuple[str, tuple[Series, ...]], ...] = ()
     load_keys: tuple[str, ...] = ()  # every monitor of the queue and its topics: whose notifications make pager load
+    start: Mapping[str, Start] = field(default_factory=dict)  # key -> its state at minute 0, when not OK
 
     def readings(self) -> tuple[tuple[str, bool, tuple[Series, ...]], ...]:
         """(name, window end open, series): every combination an expectation must hold under."""
@@ -125,7 +126,7 @@ def simulate(case: Case) -> Result:
 def _load(case: Case, shared: _Shared) -> Load:
     """Pager load, under the open window end at the latest arrival (the reading the report shows); a monitor
     the model refuses adds nothing."""
-    _, open_end, series = next((r for r in case.readings() if r[0].endswith(LATEST.name)), case.readings()[0])
+    _, open_end, series = next((r for r in case.readings() if LATEST.name in r[0]), case.readings()[0])
     pages = notified = 0
     for key in case.load_keys:
         try:
@@ -169,10 +170,11 @@ class _Shared:
     def _evaluate(self, key: str, open_end: bool, series: tuple[Series, ...]) -> Run:
         case, used = self._case, self._used
         body = case.monitors[key]
+        start = case.start.get(key)
         if body.get("type") == "slo alert":
-            return slo.run(key, body, case.slos, series, case.duration, used, case.corrections)
+            return slo.run(key, body, case.slos, series, case.duration, used, case.corrections, start or FRESH)
         if body.get("type") != "composite":
-            return monitor.run(key, body, series, case.duration, open_end, used)
+            return monitor.run(key, body, series, case.duration, open_end, used, start or FRESH)
         constituents = {}
         for ref in composite_query.references(composite.parse(str(body.get("query", "")))):
             if ref not in case.monitors:
@@ -180,7 +182,7 @@ class _Shared:
             if case.monitors[ref].get("type") == "composite":
                 raise Refused("a composite cannot be based on another composite")
             constituents[ref] = self.run(ref, open_end, series)
-        return composite.run(key, body, constituents, case.duration, used)
+        return composite.run(key, body, constituents, case.duration, used, start)
 
 
 def _verdict(
@@ -210,6 +212,6 @@ def _verdict(
     }
     failed = next((reading for reading, c in checks.items() if not c.passed), "")
     # Passing, the latest arrival under the open window end tells the latest minute Datadog can be relied on.
-    shown = next((reading for reading in checks if reading.endswith(LATEST.name)), next(iter(checks)))
+    shown = next((reading for reading in checks if LATEST.name in reading), next(iter(checks)))
     detail = checks[failed or shown].detail
     return Verdict(expectation, not failed, detail, checks, failed_reading=failed, left_out=left_out)

@@ -13,7 +13,7 @@ from sync.core.evaluation.monitor import breaches
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, matching
-from sync.core.evaluation.states import ALERT, OK, WARN, Run, Step
+from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Run, Start, Step
 from sync.core.evaluation.window import evaluate
 
 _BURN = re.compile(
@@ -31,9 +31,10 @@ def run(
     duration: int,
     used: set[notes.Assumption],
     corrections: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+    start: Start = FRESH,
 ) -> Run:
     """The burn-rate alert's state at each minute. `corrections` holds, per SLO key, the minutes a correction
-    covers: a time-slice SLO counts them as uptime, so they burn no budget."""
+    covers: a time-slice SLO counts them as uptime, so they burn no budget. `start`: its state before minute 0."""
     query = str(body.get("query", ""))
     match = _BURN.match(query)
     if not match:
@@ -74,7 +75,7 @@ def run(
                 note=f"burn rate {long_rate:.2f} over {long_n}{long_u}, {short_rate:.2f} over {short_n}{short_u}",
             )
         )
-    return Run(key, tuple(steps), False)
+    return Run(key, tuple(steps), False, start)
 
 
 def _objective(ref: str, slos: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any], float]:

@@ -25,25 +25,38 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Start:
+    """Where a scenario that starts mid-story finds a monitor at minute 0: its state, and how many minutes it has
+    held it (its alert went out then, so a renotification falls due on that clock)."""
+
+    state: str = OK
+    since: int = 0
+
+
+FRESH = Start()
+
+
+@dataclass(frozen=True)
 class Run:
     """A monitor's evaluations over the scenario, in minute order, and how it notifies."""
 
     key: str
     steps: tuple[Step, ...]
     notify_no_data: bool
+    start: Start = FRESH
 
     @cached_property
     def _times(self) -> list[int]:
         return [step.t for step in self.steps]
 
     def state_at(self, t: int) -> str:
-        """The state after the last evaluation at or before minute t (OK before the first)."""
+        """The state after the last evaluation at or before minute t (the starting state before the first)."""
         index = bisect_right(self._times, t)
-        return self.steps[index - 1].state if index else OK
+        return self.steps[index - 1].state if index else self.start.state
 
     def transitions(self) -> list[tuple[int, str, str]]:
         out = []
-        state = OK
+        state = self.start.state
         for step in self.steps:
             if step.state != state:
                 out.append((step.t, state, step.state))
