@@ -13,7 +13,7 @@ from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
-from sync.core.evaluation.window import Outcome, evaluate
+from sync.core.evaluation.window import Outcome, evaluate_fed, feeds
 from sync.core.metric_query import Call, Node
 
 _SQS_COUNTERS = "aws.sqs.number_of_messages"
@@ -129,8 +129,9 @@ def run(
     state = OK
     evaluated = False
     empty_since: int | None = None
+    fed = feeds(s.query, series)
     for t in range(0, duration + 1, s.cadence):
-        outcome = evaluate(s.query, series, t, s.delay, open_end, s.require_full_window)
+        outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window)
         note = ""
         if outcome.empty:
             empty_since = t if empty_since is None else empty_since

@@ -9,7 +9,7 @@ https://docs.datadoghq.com/monitors/guide/monitor-arithmetic-and-sparse-metrics/
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.core.evaluation.notes import Refused
@@ -48,46 +48,87 @@ def evaluate(
     seen_by: int | None = None,
 ) -> Outcome:
     """`seen_by`: the minute whose arrived points count, when it is not `t` (an SLO judging a past slice)."""
+    return evaluate_fed(query, feeds(query, series), t, delay, open_end, require_full, seen_by)
+
+
+def evaluate_fed(
+    query: Query,
+    fed: Mapping[Leaf, Feed],
+    t: int,
+    delay: int,
+    open_end: bool,
+    require_full: bool,
+    seen_by: int | None = None,
+) -> Outcome:
+    """`evaluate` on the query's leaves read once (`feeds`): a run evaluates the same series at every minute."""
     start, end = window_bounds(query, t, delay, open_end)
-    columns = {leaf: _column(leaf, series, start, end, t if seen_by is None else seen_by) for leaf in query.leaves}
+    seen = t if seen_by is None else seen_by
+    columns = {leaf: fed[leaf].column(start, end, seen) for leaf in query.leaves}
     # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
     # current series' (the earlier one has long arrived where the current one has not yet).
     current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
-    minutes = sorted({m for column in current for m in column})
+    # A column holds its minutes in order: a lone one needs no merge.
+    minutes = list(current[0]) if len(current) == 1 else sorted({m for column in current for m in column})
     if not minutes:
         return Outcome(start, end, empty=True)
     if require_full and not full_window(query, set(minutes), start, end):
         return Outcome(start, end, skipped="the window is not full (require_full_window)", points=len(minutes))
     if query.as_count_path:
         return _as_count_path(query, columns, start, end, len(minutes))
-    values = []
-    for minute in minutes:
-        value = _at(query.expression, minute, columns, len(query.leaves) > 1)
-        if math.isnan(value):
-            # NaN anywhere in the arithmetic and the evaluation is skipped (the sparse-metrics arithmetic guide).
-            skipped = f"no value at minute {minute} for a part of the formula"
-            return Outcome(start, end, skipped=skipped, points=len(minutes))
-        values.append(value)
+    if isinstance(query.expression, Leaf):
+        values = list(current[0].values())  # what _at gives for a lone leaf at a minute its column holds
+    else:
+        values = [_at(query.expression, minute, columns, len(query.leaves) > 1) for minute in minutes]
+    nan = next((minute for minute, value in zip(minutes, values, strict=True) if math.isnan(value)), None)
+    if nan is not None:
+        # NaN anywhere in the arithmetic and the evaluation is skipped (the sparse-metrics arithmetic guide).
+        return Outcome(start, end, skipped=f"no value at minute {nan} for a part of the formula", points=len(minutes))
     # .as_count() on a count metric forces the time aggregator to sum (Datadog's metric type modifiers page).
     single = query.leaves[0] if len(query.leaves) == 1 else None
     aggregator = "sum" if single is not None and is_count(single) else query.aggregator
     return Outcome(start, end, value=_time_aggregate(aggregator, values), points=len(values))
 
 
-def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) -> dict[int, float]:
-    """The leaf's space-aggregated points in the window that have arrived by `t`."""
-    selected = [(s.points, s.arrival) for s in matching(series, leaf)]
-    out: dict[int, float] = {}
-    if not selected:
-        return out  # a monitor no series feeds: every window is empty, without walking its minutes
-    for minute in range(start, end + 1):
-        # A shifted leaf (a change alert's earlier series) reads the point `shift` minutes back. Series.visible
-        # written out: this loop runs for every minute of every window.
-        m = minute - leaf.shift
-        seen = [points[m] for points, arrival in selected if m in points and arrival.get(m, m) <= t]
-        if seen:
-            out[minute] = space_aggregate(leaf.space, seen)
-    return out
+def feeds(query: Query, series: Sequence[Series]) -> dict[Leaf, Feed]:
+    """What each of the query's leaves reads, worked out once for a run of evaluations."""
+    return {leaf: Feed(leaf, series) for leaf in query.leaves}
+
+
+class Feed:
+    """A leaf's series, read once: per minute, when its last point arrives, the space aggregate of all its
+    points, and each point with its arrival (Series.visible for every series at once). Every evaluation of a
+    run reads every minute of its window, and nearly always all of a minute's points have arrived."""
+
+    def __init__(self, leaf: Leaf, series: Sequence[Series]) -> None:
+        self._space, self._shift = leaf.space, leaf.shift
+        stamped: dict[int, list[tuple[int, float]]] = {}
+        for s in matching(series, leaf):  # in series order: space_aggregate sums in that order
+            for m, value in s.points.items():
+                stamped.setdefault(m, []).append((s.arrival.get(m, m), value))
+        self._minutes = {
+            m: (max(a for a, _ in seen), space_aggregate(leaf.space, [v for _, v in seen]), tuple(seen))
+            for m, seen in stamped.items()
+        }
+
+    def column(self, start: int, end: int, t: int) -> dict[int, float]:
+        """The leaf's space-aggregated points in the window that have arrived by `t`, in minute order. A shifted
+        leaf (a change alert's earlier series) reads the point `shift` minutes back."""
+        out: dict[int, float] = {}
+        minutes, shift = self._minutes, self._shift
+        if not minutes:
+            return out  # a monitor no series feeds: every window is empty, without walking its minutes
+        for minute in range(start, end + 1):
+            found = minutes.get(minute - shift)
+            if found is None:
+                continue
+            settled, full, points = found
+            if settled <= t:
+                out[minute] = full
+                continue
+            seen = [value for arrival, value in points if arrival <= t]
+            if seen:
+                out[minute] = space_aggregate(self._space, seen)
+        return out
 
 
 def _as_count_path(query: Query, columns: dict[Leaf, dict[int, float]], start: int, end: int, n: int) -> Outcome:
@@ -176,6 +217,10 @@ def full_window(query: Query, outcome_minutes: set[int], start: int, end: int) -
     """Buckets of 1 minute for a window in minutes, 10 for hours, 60 for days; full when the oldest bucket holds a
     point and at most three buckets are empty (https://docs.datadoghq.com/monitors/types/metric/)."""
     size = {"m": 1, "h": 10, "d": 60}.get(query.unit, 240)
+    if size == 1:
+        # One-minute buckets, written out: every evaluation of a run asks.
+        inside = sum(start <= m <= end for m in outcome_minutes)
+        return end >= start and start in outcome_minutes and (end - start + 1) - inside <= 3
     buckets = [range(b, min(b + size, end + 1)) for b in range(start, end + 1, size)]
     filled = [any(m in outcome_minutes for m in bucket) for bucket in buckets]
     return bool(filled) and filled[0] and filled.count(False) <= 3
