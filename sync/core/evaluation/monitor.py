@@ -69,7 +69,7 @@ def settings(body: Mapping[str, Any], used: set[notes.Assumption]) -> Settings:
         raise Refused(f"on_missing_data {missing!r} is not one Datadog defines")
     return Settings(
         query=query,
-        delay=math.ceil(int(options.get("evaluation_delay") or 0) / 60),
+        delay=delay_minutes(options),
         require_full_window=bool(options["require_full_window"]),
         critical=float(thresholds["critical"]),
         warning=_number(thresholds.get("warning")),
@@ -80,6 +80,11 @@ def settings(body: Mapping[str, Any], used: set[notes.Assumption]) -> Settings:
         timeout=int(timeout_h * 60) if timeout_h else None,
         on_missing_data=missing,
     )
+
+
+def delay_minutes(options: Mapping[str, Any]) -> int:
+    """evaluation_delay, in whole minutes of the scenario."""
+    return math.ceil(int(options.get("evaluation_delay") or 0) / 60)
 
 
 def _number(value: Any) -> float | None:
