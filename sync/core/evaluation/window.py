@@ -8,6 +8,8 @@ https://docs.datadoghq.com/monitors/guide/monitor-arithmetic-and-sparse-metrics/
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,30 +65,42 @@ def evaluate_fed(
     """`evaluate` on the query's leaves read once (`feeds`): a run evaluates the same series at every minute."""
     start, end = window_bounds(query, t, delay, open_end)
     seen = t if seen_by is None else seen_by
-    columns = {leaf: fed[leaf].column(start, end, seen) for leaf in query.leaves}
-    # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
-    # current series' (the earlier one has long arrived where the current one has not yet).
-    current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
-    # A column holds its minutes in order: a lone one needs no merge.
-    minutes = list(current[0]) if len(current) == 1 else sorted({m for column in current for m in column})
+    lone = fed[query.expression].arrived(start, end, seen) if isinstance(query.expression, Leaf) else None
+    if lone is not None:
+        minutes, values = lone  # a lone leaf whose window has all its points: they are the values
+        columns: dict[Leaf, dict[int, float]] = {}
+    else:
+        columns = {leaf: fed[leaf].column(start, end, seen) for leaf in query.leaves}
+        # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
+        # current series' (the earlier one has long arrived where the current one has not yet).
+        current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
+        # A column holds its minutes in order: a lone one needs no merge.
+        minutes = list(current[0]) if len(current) == 1 else sorted({m for column in current for m in column})
+        values = list(current[0].values()) if isinstance(query.expression, Leaf) else []
     if not minutes:
         return Outcome(start, end, empty=True)
-    if require_full and not full_window(query, set(minutes), start, end):
+    if require_full and not _full(query, minutes, start, end):
         return Outcome(start, end, skipped="the window is not full (require_full_window)", points=len(minutes))
     if query.as_count_path:
         return _as_count_path(query, columns, start, end, len(minutes))
-    if isinstance(query.expression, Leaf):
-        values = list(current[0].values())  # what _at gives for a lone leaf at a minute its column holds
-    else:
-        values = [_at(query.expression, minute, columns, len(query.leaves) > 1) for minute in minutes]
-    nan = next((minute for minute, value in zip(minutes, values, strict=True) if math.isnan(value)), None)
-    if nan is not None:
+    if not isinstance(query.expression, Leaf):
+        values = _over(query.expression, minutes, columns, len(query.leaves) > 1)
+    if any(map(math.isnan, values)):
+        nan = next(minute for minute, value in zip(minutes, values, strict=True) if math.isnan(value))
         # NaN anywhere in the arithmetic and the evaluation is skipped (the sparse-metrics arithmetic guide).
         return Outcome(start, end, skipped=f"no value at minute {nan} for a part of the formula", points=len(minutes))
     # .as_count() on a count metric forces the time aggregator to sum (Datadog's metric type modifiers page).
     single = query.leaves[0] if len(query.leaves) == 1 else None
     aggregator = "sum" if single is not None and is_count(single) else query.aggregator
     return Outcome(start, end, value=_time_aggregate(aggregator, values), points=len(values))
+
+
+def _full(query: Query, minutes: list[int], start: int, end: int) -> bool:
+    """full_window of a window's minutes (in order, all in [start, end]); one-minute buckets written out, as
+    every evaluation of a run asks."""
+    if query.unit == "m":
+        return minutes[0] == start and (end - start + 1) - len(minutes) <= 3
+    return full_window(query, set(minutes), start, end)
 
 
 def feeds(query: Query, series: Sequence[Series]) -> dict[Leaf, Feed]:
@@ -107,8 +121,21 @@ class Feed:
                 stamped.setdefault(m, []).append((s.arrival.get(m, m), value))
         self._minutes = {
             m: (max(a for a, _ in seen), space_aggregate(leaf.space, [v for _, v in seen]), tuple(seen))
-            for m, seen in stamped.items()
+            for m, seen in sorted(stamped.items())
         }
+        # The same in minute order, for windows whose points have all arrived: `_by` holds, at each index, the
+        # latest arrival of any minute up to it.
+        self._stamps = list(self._minutes)
+        self._values = [full for _, full, _ in self._minutes.values()]
+        self._by = list(itertools.accumulate((settled for settled, _, _ in self._minutes.values()), max))
+
+    def arrived(self, start: int, end: int, t: int) -> tuple[list[int], list[float]] | None:
+        """The window's minutes and points when every point up to its end has arrived by `t` (else None)."""
+        i = bisect.bisect_left(self._stamps, start - self._shift)
+        j = bisect.bisect_right(self._stamps, end - self._shift)
+        if j and self._by[j - 1] > t:
+            return None
+        return [m + self._shift for m in self._stamps[i:j]] if self._shift else self._stamps[i:j], self._values[i:j]
 
     def column(self, start: int, end: int, t: int) -> dict[int, float]:
         """The leaf's space-aggregated points in the window that have arrived by `t`, in minute order. A shifted
@@ -155,19 +182,22 @@ def _reduced(node: Node, sums: dict[Leaf, float]) -> float:
     return _binop(node.op, _reduced(node.left, sums), _reduced(node.right, sums))
 
 
-def _at(node: Node, minute: int, columns: dict[Leaf, dict[int, float]], align: bool) -> float:
+def _over(node: Node, minutes: list[int], columns: dict[Leaf, dict[int, float]], align: bool) -> list[float]:
+    """The expression's value at each of the minutes (the tree walked once for them all)."""
     if isinstance(node, Number):
-        return node.value
+        return [node.value] * len(minutes)
     if isinstance(node, Leaf):
         column = columns[node]
-        if minute in column:
-            return column[minute]
-        if is_count(node):
-            return 0.0  # as_count returns 0 for missing values instead of NaN
-        return _interpolated(column, minute) if align else NAN
+        # as_count returns 0 for missing values instead of NaN
+        missing = 0.0 if is_count(node) else None
+        return [
+            column[m] if m in column else missing if missing is not None else _interpolated(column, m) if align else NAN
+            for m in minutes
+        ]
     if isinstance(node, Call):
-        return _function(node, _at(node.arg, minute, columns, align))
-    return _binop(node.op, _at(node.left, minute, columns, align), _at(node.right, minute, columns, align))
+        return [_function(node, value) for value in _over(node.arg, minutes, columns, align)]
+    left, right = _over(node.left, minutes, columns, align), _over(node.right, minutes, columns, align)
+    return [_binop(node.op, a, b) for a, b in zip(left, right, strict=True)]
 
 
 def _interpolated(column: dict[int, float], minute: int) -> float:
@@ -217,10 +247,6 @@ def full_window(query: Query, outcome_minutes: set[int], start: int, end: int) -
     """Buckets of 1 minute for a window in minutes, 10 for hours, 60 for days; full when the oldest bucket holds a
     point and at most three buckets are empty (https://docs.datadoghq.com/monitors/types/metric/)."""
     size = {"m": 1, "h": 10, "d": 60}.get(query.unit, 240)
-    if size == 1:
-        # One-minute buckets, written out: every evaluation of a run asks.
-        inside = sum(start <= m <= end for m in outcome_minutes)
-        return end >= start and start in outcome_minutes and (end - start + 1) - inside <= 3
     buckets = [range(b, min(b + size, end + 1)) for b in range(start, end + 1, size)]
     filled = [any(m in outcome_minutes for m in bucket) for bucket in buckets]
     return bool(filled) and filled[0] and filled.count(False) <= 3
