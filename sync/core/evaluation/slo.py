@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -122,7 +123,7 @@ class _Slices:
     slice's verdict changes only as its points arrive, and arrived points stay (U2): the points arrived by `t`
     are the first n of the slice's points in order of arrival, so (slice, n) names what `t` sees. Every minute
     re-reads a long window's slices and most have long had all their points: those are counted from a running
-    sum of their final verdicts, and only the last `lag` minutes' slices are judged at `t`."""
+    sum of their final verdicts, and only the slices from the first one still waiting for a point are judged at `t`."""
 
     def __init__(
         self,
@@ -145,8 +146,10 @@ class _Slices:
             )
             for start in grid
         }
-        # Every slice starting `lag` minutes or more before `t` has all its points by `t`.
-        self._lag = max((arrived[-1] - start for start, arrived in self._arrivals.items() if arrived), default=0)
+        # At each index of the grid, the minute by which that slice and every earlier one have all their points.
+        self._by = list(
+            itertools.accumulate((arrived[-1] if arrived else grid.start for arrived in self._arrivals.values()), max)
+        )
         self._seen: dict[tuple[int, int], bool] = {}
         self._settled = [0]  # running sum over the grid of the final verdicts that are down
         self._refused: dict[int, Refused] = {}  # grid index -> why the model cannot judge that slice
@@ -161,8 +164,9 @@ class _Slices:
     def down(self, first: int, last: int, t: int) -> int:
         """How many slices starting in [first, last) are down as seen at `t`."""
         interval = self._interval
-        cut = min(last, max(first, ((t - self._lag) // interval + 1) * interval))  # earlier slices have settled
-        i, j = (first - self._grid.start) // interval, (cut - self._grid.start) // interval
+        i, n = (first - self._grid.start) // interval, (last - self._grid.start) // interval
+        j = bisect.bisect_right(self._by, t, i, n)  # the slices before j have all their points by t
+        cut = self._grid.start + j * interval
         refused = next((self._refused[n] for n in sorted(self._refused) if i <= n < j), None)
         if refused is not None:
             raise refused

@@ -65,10 +65,10 @@ def evaluate_fed(
     """`evaluate` on the query's leaves read once (`feeds`): a run evaluates the same series at every minute."""
     start, end = window_bounds(query, t, delay, open_end)
     seen = t if seen_by is None else seen_by
-    lone = fed[query.expression].arrived(start, end, seen) if isinstance(query.expression, Leaf) else None
-    if lone is not None:
-        minutes, values = lone  # a lone leaf whose window has all its points: they are the values
-        columns: dict[Leaf, dict[int, float]] = {}
+    columns: dict[Leaf, dict[int, float]] = {}
+    values: list[float] = []
+    if isinstance(query.expression, Leaf):
+        minutes, values = fed[query.expression].arrived(start, end, seen)  # what _at gives at each minute
     else:
         columns = {leaf: fed[leaf].column(start, end, seen) for leaf in query.leaves}
         # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
@@ -76,7 +76,6 @@ def evaluate_fed(
         current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
         # A column holds its minutes in order: a lone one needs no merge.
         minutes = list(current[0]) if len(current) == 1 else sorted({m for column in current for m in column})
-        values = list(current[0].values()) if isinstance(query.expression, Leaf) else []
     if not minutes:
         return Outcome(start, end, empty=True)
     if require_full and not _full(query, minutes, start, end):
@@ -123,39 +122,29 @@ class Feed:
             m: (max(a for a, _ in seen), space_aggregate(leaf.space, [v for _, v in seen]), tuple(seen))
             for m, seen in sorted(stamped.items())
         }
-        # The same in minute order, for windows whose points have all arrived: `_by` holds, at each index, the
-        # latest arrival of any minute up to it.
+        # The same in minute order; `_by` holds, at each index, the latest arrival of any minute up to it.
         self._stamps = list(self._minutes)
         self._values = [full for _, full, _ in self._minutes.values()]
         self._by = list(itertools.accumulate((settled for settled, _, _ in self._minutes.values()), max))
 
-    def arrived(self, start: int, end: int, t: int) -> tuple[list[int], list[float]] | None:
-        """The window's minutes and points when every point up to its end has arrived by `t` (else None)."""
-        i = bisect.bisect_left(self._stamps, start - self._shift)
-        j = bisect.bisect_right(self._stamps, end - self._shift)
-        if j and self._by[j - 1] > t:
-            return None
-        return [m + self._shift for m in self._stamps[i:j]] if self._shift else self._stamps[i:j], self._values[i:j]
+    def arrived(self, start: int, end: int, t: int) -> tuple[list[int], list[float]]:
+        """The window's minutes that have a point arrived by `t`, in order, and their space-aggregated points. A
+        shifted leaf (a change alert's earlier series) reads the point `shift` minutes back."""
+        stamps, shift = self._stamps, self._shift
+        i = bisect.bisect_left(stamps, start - shift)
+        j = bisect.bisect_right(stamps, end - shift)
+        k = bisect.bisect_right(self._by, t, i, j)  # every minute before k has all its points
+        minutes, values = stamps[i:k], self._values[i:k]
+        for m in stamps[k:j]:
+            seen = [value for arrival, value in self._minutes[m][2] if arrival <= t]
+            if seen:
+                minutes.append(m)
+                values.append(space_aggregate(self._space, seen))
+        return [m + shift for m in minutes] if shift else minutes, values
 
     def column(self, start: int, end: int, t: int) -> dict[int, float]:
-        """The leaf's space-aggregated points in the window that have arrived by `t`, in minute order. A shifted
-        leaf (a change alert's earlier series) reads the point `shift` minutes back."""
-        out: dict[int, float] = {}
-        minutes, shift = self._minutes, self._shift
-        if not minutes:
-            return out  # a monitor no series feeds: every window is empty, without walking its minutes
-        for minute in range(start, end + 1):
-            found = minutes.get(minute - shift)
-            if found is None:
-                continue
-            settled, full, points = found
-            if settled <= t:
-                out[minute] = full
-                continue
-            seen = [value for arrival, value in points if arrival <= t]
-            if seen:
-                out[minute] = space_aggregate(self._space, seen)
-        return out
+        """`arrived` as minute -> point."""
+        return dict(zip(*self.arrived(start, end, t), strict=True))
 
 
 def _as_count_path(query: Query, columns: dict[Leaf, dict[int, float]], start: int, end: int, n: int) -> Outcome:
