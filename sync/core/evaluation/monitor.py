@@ -13,7 +13,7 @@ from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Step
-from sync.core.evaluation.window import Outcome, evaluate_fed, feeds
+from sync.core.evaluation.window import Outcome, evaluate_fed, feeds, window_bounds
 from sync.core.metric_query import Call, Node
 
 _SQS_COUNTERS = "aws.sqs.number_of_messages"
@@ -135,8 +135,12 @@ def run(
     evaluated = False
     empty_since: int | None = None
     fed = feeds(s.query, series)
+    silent = not any(fed.values())  # no series feeds the query: every window is empty, without reading one
     for t in range(0, duration + 1, s.cadence):
-        outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window)
+        if silent:
+            outcome = Outcome(*window_bounds(s.query, t, s.delay, open_end), empty=True)
+        else:
+            outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window)
         note = ""
         if outcome.empty:
             empty_since = t if empty_since is None else empty_since

@@ -127,6 +127,10 @@ class Feed:
         self._values = [full for _, full, _ in self._minutes.values()]
         self._by = list(itertools.accumulate((settled for settled, _, _ in self._minutes.values()), max))
 
+    def __bool__(self) -> bool:
+        """Whether any series feeds the leaf."""
+        return bool(self._stamps)
+
     def arrived(self, start: int, end: int, t: int) -> tuple[list[int], list[float]]:
         """The window's minutes that have a point arrived by `t`, in order, and their space-aggregated points. A
         shifted leaf (a change alert's earlier series) reads the point `shift` minutes back."""
@@ -167,8 +171,8 @@ def _reduced(node: Node, sums: dict[Leaf, float]) -> float:
     if isinstance(node, Number):
         return node.value
     if isinstance(node, Call):
-        return _function(node, _reduced(node.arg, sums))
-    return _binop(node.op, _reduced(node.left, sums), _reduced(node.right, sums))
+        return _functions(node, [_reduced(node.arg, sums)])[0]
+    return _binops(node.op, [_reduced(node.left, sums)], [_reduced(node.right, sums)])[0]
 
 
 def _over(node: Node, minutes: list[int], columns: dict[Leaf, dict[int, float]], align: bool) -> list[float]:
@@ -184,9 +188,34 @@ def _over(node: Node, minutes: list[int], columns: dict[Leaf, dict[int, float]],
             for m in minutes
         ]
     if isinstance(node, Call):
-        return [_function(node, value) for value in _over(node.arg, minutes, columns, align)]
+        return _functions(node, _over(node.arg, minutes, columns, align))
     left, right = _over(node.left, minutes, columns, align), _over(node.right, minutes, columns, align)
-    return [_binop(node.op, a, b) for a, b in zip(left, right, strict=True)]
+    return _binops(node.op, left, right)
+
+
+def _functions(node: Call, values: list[float]) -> list[float]:
+    """The function at each value (clamp_min and clamp_max set any NaN to their threshold)."""
+    isnan = math.isnan
+    if node.name == "default_zero":
+        return [0.0 if isnan(v) else v for v in values]
+    if node.name == "abs":
+        return [abs(v) for v in values]
+    (bound,) = node.params
+    if node.name == "clamp_min":
+        return [bound if isnan(v) else max(v, bound) for v in values]
+    return [bound if isnan(v) else min(v, bound) for v in values]
+
+
+def _binops(op: str, left: list[float], right: list[float]) -> list[float]:
+    """The operator on each pair: NaN when either is, and for a division by zero."""
+    isnan, pairs = math.isnan, zip(left, right, strict=True)
+    if op == "+":
+        return [NAN if isnan(a) or isnan(b) else a + b for a, b in pairs]
+    if op == "-":
+        return [NAN if isnan(a) or isnan(b) else a - b for a, b in pairs]
+    if op == "*":
+        return [NAN if isnan(a) or isnan(b) else a * b for a, b in pairs]
+    return [NAN if isnan(a) or isnan(b) else a / b if b else NAN for a, b in pairs]
 
 
 def _interpolated(column: dict[int, float], minute: int) -> float:
@@ -197,29 +226,6 @@ def _interpolated(column: dict[int, float], minute: int) -> float:
         return NAN
     a, b = max(before), min(after)
     return column[a] + (column[b] - column[a]) * (minute - a) / (b - a)
-
-
-def _function(node: Call, value: float) -> float:
-    if node.name == "default_zero":
-        return 0.0 if math.isnan(value) else value
-    if node.name == "abs":
-        return abs(value)
-    (bound,) = node.params
-    if math.isnan(value):
-        return bound  # clamp_min and clamp_max set any NaN to their threshold
-    return max(value, bound) if node.name == "clamp_min" else min(value, bound)
-
-
-def _binop(op: str, a: float, b: float) -> float:
-    if math.isnan(a) or math.isnan(b):
-        return NAN
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    return a / b if b else NAN
 
 
 def _time_aggregate(aggregator: str, values: list[float]) -> float:
