@@ -134,7 +134,7 @@ class _Slices:
         spans: Sequence[tuple[int, int]],
         grid: range,
     ) -> None:
-        self._query, self._interval, self._spec, self._spans, self._grid = query, interval, spec, spans, grid
+        self._query, self._interval, self._spec, self._grid = query, interval, spec, grid
         self._fed = feeds(query, series)
         self._arrivals = {
             start: sorted(
@@ -151,6 +151,8 @@ class _Slices:
             itertools.accumulate((arrived[-1] if arrived else grid.start for arrived in self._arrivals.values()), max)
         )
         self._seen: dict[tuple[int, int], bool] = {}
+        self._judged = {start: not _corrected(start, interval, spans) for start in grid}  # a corrected slice is up
+        self._tail = (0, 0, -1, 0)  # the last (j, n, t, down) counted: the long and short windows share their tail
         self._settled = [0]  # running sum over the grid of the final verdicts that are down
         self._refused: dict[int, Refused] = {}  # grid index -> why the model cannot judge that slice
         for index, (start, arrived) in enumerate(self._arrivals.items()):
@@ -167,14 +169,16 @@ class _Slices:
         i, n = (first - self._grid.start) // interval, (last - self._grid.start) // interval
         j = bisect.bisect_right(self._by, t, i, n)  # the slices before j have all their points by t
         cut = self._grid.start + j * interval
-        refused = next((self._refused[n] for n in sorted(self._refused) if i <= n < j), None)
+        refused = next((self._refused[k] for k in sorted(self._refused) if i <= k < j), None)
         if refused is not None:
             raise refused
-        return self._settled[j] - self._settled[i] + sum(self._down(s, t) for s in range(cut, last, interval))
+        if self._tail[:3] != (j, n, t):
+            self._tail = (j, n, t, sum(self._down(s, t) for s in range(cut, last, interval)))
+        return self._settled[j] - self._settled[i] + self._tail[3]
 
     def _down(self, start: int, t: int) -> bool:
         """Down and not covered by a correction (a corrected slice counts as up, unjudged)."""
-        return not _corrected(start, self._interval, self._spans) and not self._up(start, t)
+        return self._judged[start] and not self._up(start, t)
 
     def _up(self, start: int, t: int) -> bool:
         seen = (start, bisect.bisect_right(self._arrivals[start], t))
