@@ -76,10 +76,20 @@ TABLE: Mapping[str, Source] = {
 class Read:
     """One CloudWatch series to read: a metric of the table under the dimensions a query's tags fix."""
 
+    name: str  # the Datadog metric
     source: Source
     dimensions: tuple[tuple[str, str], ...]  # (dimension name, value), in the table's order
     region: str
     account: str
+
+    def tags(self, account_tag: str | None) -> dict[str, str]:
+        """The tags Datadog gives the series: each dimension's, the region's and the account's."""
+        by_dim = {dim: tag for tag, dim in self.source.dimensions}
+        found = {by_dim[dim]: value for dim, value in self.dimensions}
+        found["region"] = self.region
+        if account_tag:
+            found[account_tag] = self.account
+        return found
 
 
 def read_for(
@@ -100,4 +110,4 @@ def read_for(
     if missing:
         return f"{metric} is not narrowed to one series: it has no {', '.join(missing)} filter"
     dims = tuple((dim, given[tag]) for tag, dim in source.dimensions)
-    return Read(source, dims, given.get("region", region), given.get(account_tag or "", account))
+    return Read(metric, source, dims, given.get("region", region), given.get(account_tag or "", account))
