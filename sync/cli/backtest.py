@@ -13,17 +13,19 @@ from sync.aws.backtest.cache import Cache
 from sync.aws.backtest.fetch import Fetched, fetch
 from sync.aws.core.datadog_names import Read, read_for
 from sync.cli.conventions import Commands, Exit, format_option
-from sync.core.backtest.readings import History, readings
+from sync.core.backtest.compare import compare
+from sync.core.backtest.readings import History, Reading, readings
 from sync.core.backtest.reads import reads
-from sync.core.backtest.replay import replay
+from sync.core.backtest.replay import Replay, replay
 from sync.core.evaluation import notes
 from sync.core.kinds import SLO
 from sync.core.resources import Resource
 from sync.definitions.load import load
-from sync.definitions.model import Environment
-from sync.errors import ObsError
+from sync.definitions.model import Definitions, Environment
+from sync.errors import ObsError, Problem
 from sync.expand import backtest as placed
 from sync.expand.desired import expand_env
+from sync.preview import revision
 from sync.report import backtest as report
 
 CACHE = Path(".obs-cache") / "backtest"
@@ -46,6 +48,12 @@ def register(commands: Commands) -> None:
     parser.add_argument("--from", dest="start", metavar="T", help="the period's start, ISO 8601 UTC (with --to)")
     parser.add_argument("--to", dest="end", metavar="T", help="the period's end, ISO 8601 UTC (default: now)")
     parser.add_argument("--queue", action="append", default=[], metavar="Q", help="only this queue (repeatable)")
+    parser.add_argument(
+        "--base",
+        metavar="REF",
+        help="also replay the definitions of this git revision (as `obs diff` renders a base) on the same history, "
+        "and say which incidents would no longer page and which pages are new",
+    )
     parser.add_argument("--no-cache", action="store_true", help="read everything from the source, keep nothing")
     parser.add_argument("--cache", type=Path, metavar="DIR", help=f"the cache folder (default: {CACHE}/)")
     format_option(parser)
@@ -72,33 +80,87 @@ def _minutes(span: timedelta) -> int:
     return int(span.total_seconds() // 60)
 
 
+@dataclass(frozen=True)
+class _Side:
+    """One revision's environment: its definitions, its monitors, and the series they read."""
+
+    defs: Definitions
+    env: Environment
+    resources: tuple[Resource, ...]
+    wanted: dict[str, Read]  # "monitor key|n" -> the series
+    unread: dict[str, str]  # key -> why none of its series can be read
+
+
 def run(args: argparse.Namespace) -> int:
-    defs = load(args.definitions)
-    env = defs.environment(args.env)
-    known = {q.name for q in defs.env_queues[env.name]}
-    for queue in args.queue:
-        if queue not in known:
-            raise ObsError.of(f"{env.name} has no queue '{queue}'", "use one of: " + ", ".join(sorted(known)))
+    root: Path = args.definitions
+    head = _side(load(root), args.env, args.queue)
+    base = _base(root, args.base, args.env, args.queue) if args.base else None
     period = _period(args, datetime.now(UTC).replace(second=0, microsecond=0))
-    resources = expand_env(defs, env)
-    wanted, unread = _wanted(env, resources, args.queue)
-    cache = Cache(None if args.no_cache else (args.cache or args.definitions / CACHE))
-    fetched = fetch(sorted(set(wanted.values()), key=repr), period.origin, period.end, period.now, cache)
-    _check_any(env, fetched, period)
-    for key, read in wanted.items():
-        if read in fetched.unread:
-            unread.setdefault(key.split("|")[0], fetched.unread[read])
-    setup = placed.setup(defs, env, resources, args.queue, period.origin, period.duration, period.warmup, unread)
-    used: set[notes.Assumption] = set()
-    replayed = replay(setup, readings(_history(env, fetched, period), env.metrics_source, used), used)
-    found = report.Backtest(env.name, period.start, period.end, period.origin, SOURCE, replayed)
+    sides = [head] if base is None else [head, base]
+    reads = sorted({read for side in sides for read in side.wanted.values()}, key=repr)
+    cache = Cache(None if args.no_cache else (args.cache or root / CACHE))
+    fetched = fetch(reads, period.origin, period.end, period.now, cache)
+    _check_any(head.env, fetched, period)
     print(
         f"read {fetched.datapoints} points in {fetched.calls} calls, {fetched.cached} series-days cached",
         file=sys.stderr,
     )
-    out = {"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(found)
-    sys.stdout.write(out)
+    used: set[notes.Assumption] = set()
+    found = readings(_history(head.env, fetched, period), head.env.metrics_source, used)
+    replayed = _replay(head, args.queue, period, fetched, found, used)
+    compared = None
+    if base is not None:
+        before = _replay(base, args.queue, period, fetched, found, set(used))
+        compared = (args.base, compare(before, replayed))
+    result = report.Backtest(head.env.name, period.start, period.end, period.origin, SOURCE, replayed, compared)
+    sys.stdout.write({"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(result))
     return Exit.OK
+
+
+def _side(defs: Definitions, env_name: str, queues: Sequence[str], check: bool = True) -> _Side:
+    """`check`: a queue asked for must exist (in a base revision it may not yet)."""
+    env = defs.environment(env_name)
+    known = {q.name for q in defs.env_queues[env.name]}
+    for queue in queues if check else ():
+        if queue not in known:
+            raise ObsError.of(f"{env.name} has no queue '{queue}'", "use one of: " + ", ".join(sorted(known)))
+    resources = expand_env(defs, env)
+    wanted, unread = _wanted(env, resources, queues)
+    return _Side(defs, env, resources, wanted, unread)
+
+
+def _base(root: Path, ref: str, env_name: str, queues: Sequence[str]) -> _Side:
+    """The base revision's definitions, read from git as `obs diff` reads a base (the working tree untouched),
+    rendered by this version of obs."""
+    revision.repository_prefix(root)
+    revision.resolve(root, ref)
+    with revision.checked_out(root, ref) as folder:
+        try:
+            defs = load(folder)
+            if env_name not in {e.name for e in defs.environments}:
+                raise ObsError.of(f"the base revision '{ref}' has no environment {env_name}", "compare with another")
+            return _side(defs, env_name, queues, check=False)
+        except ObsError as exc:
+            what = f"the base revision '{ref}' does not load with this version of obs"
+            raise ObsError(Problem(what=what, fix="compare with another revision"), *exc.problems) from None
+
+
+def _replay(
+    side: _Side,
+    queues: Sequence[str],
+    period: Period,
+    fetched: Fetched,
+    found: Sequence[Reading],
+    used: set[notes.Assumption],
+) -> Replay:
+    unread = dict(side.unread)
+    for key, read in side.wanted.items():
+        if read in fetched.unread:
+            unread.setdefault(key.split("|")[0], fetched.unread[read])
+    setup = placed.setup(
+        side.defs, side.env, side.resources, queues, period.origin, period.duration, period.warmup, unread
+    )
+    return replay(setup, found, used)
 
 
 def _period(args: argparse.Namespace, now: datetime) -> Period:

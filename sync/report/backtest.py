@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sync.core.backtest.compare import Comparison
 from sync.core.backtest.replay import Replay
 from sync.core.backtest.summary import Incident, Stats, audiences, incidents, stats
 from sync.core.evaluation.notify import Notification
@@ -22,6 +23,7 @@ class Backtest:
     origin: datetime  # minute 0 of the replay
     source: str
     replay: Replay
+    base: tuple[str, Comparison] | None = None  # the base revision, and how its pages compare
 
     def at(self, minute: int) -> datetime:
         return self.origin + timedelta(minutes=minute)
@@ -96,6 +98,8 @@ def as_json(found: Backtest) -> str:
         ],
         "assumptions": [{"code": a.code, "text": a.text} for a in replay.assumptions],
     }
+    if found.base is not None:
+        body["base"] = comparison_json(found, *found.base)
     return json.dumps(body, indent=2) + "\n"
 
 
@@ -126,6 +130,8 @@ def headline(found: Backtest) -> list[str]:
 def text(found: Backtest) -> str:
     replay = found.replay
     lines = headline(found)
+    if found.base is not None:
+        lines += ["", comparison_line(found, *found.base)]
     found_incidents = incidents(replay)
     if found_incidents:
         lines += ["", "incidents:"]
@@ -154,6 +160,8 @@ def markdown(found: Backtest) -> str:
     replay = found.replay
     lines = [f"**{line}**" if i == 0 else line for i, line in enumerate(headline(found))]
     lines = [lines[0], "", *(f"- {line}" for line in lines[1:]), ""]
+    if found.base is not None:
+        lines += [comparison_line(found, *found.base), ""]
     found_incidents = incidents(replay)
     if found_incidents:
         lines += ["| queue | from | to | pages | monitors |", "| --- | --- | --- | --- | --- |"]
@@ -177,3 +185,28 @@ def markdown(found: Backtest) -> str:
         lines += ["", f"Not backtested ({len(replay.not_backtested)}):", ""]
         lines += [f"- `{key}`: {why}" for key, why in replay.not_backtested]
     return "\n".join(lines) + "\n"
+
+
+def _named(found: Backtest, i: Incident) -> str:
+    return f"{i.queue} {_short(found.at(i.start))} ({', '.join(i.monitors)})"
+
+
+def comparison_line(found: Backtest, ref: str, c: Comparison) -> str:
+    """ "prod: 11 pages in 14 days -> 3; these 2 incidents would no longer page: ...; 1 new page: ..."."""
+    parts = [f"{found.env}: {c.base_pages} pages in {found.days:g} days at {ref} -> {c.head_pages}"]
+    if c.gone:
+        what = "this incident" if len(c.gone) == 1 else f"these {len(c.gone)} incidents"
+        parts.append(f"{what} would no longer page: " + ", ".join(_named(found, i) for i in c.gone))
+    if c.new:
+        what = "1 new page" if len(c.new) == 1 else f"{len(c.new)} new pages"
+        parts.append(f"{what}: " + ", ".join(_named(found, i) for i in c.new))
+    return "; ".join(parts)
+
+
+def comparison_json(found: Backtest, ref: str, c: Comparison) -> dict[str, Any]:
+    return {
+        "ref": ref,
+        "pages": c.base_pages,
+        "no_longer_paged": [_incident(found, i) for i in c.gone],
+        "newly_paged": [_incident(found, i) for i in c.new],
+    }

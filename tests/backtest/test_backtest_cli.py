@@ -5,6 +5,7 @@ those two and nowhere else."""
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 
 from sync.cli.app import main
 
-from ..conftest import ROOT
+from ..conftest import ROOT, commit, git
 
 DEFS = ROOT / "tests" / "fixtures" / "backtest"
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
@@ -69,10 +70,12 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%MZ")
 
 
-def _backtest(capsys: pytest.CaptureFixture[str], *extra: str, fmt: str = "json") -> tuple[int, str, str]:
+def _backtest(
+    capsys: pytest.CaptureFixture[str], *extra: str, fmt: str = "json", defs: Path = DEFS
+) -> tuple[int, str, str]:
     argv = [
         "--definitions",
-        str(DEFS),
+        str(defs),
         "backtest",
         "--env",
         "prod",
@@ -161,3 +164,23 @@ def test_a_region_without_data_is_a_clear_error(aws: str, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert code == 1
     assert "CloudWatch has no data for any monitor of prod in us-east-1" in err
+
+
+def test_raising_a_threshold_shows_the_pages_that_disappear(
+    history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, plain_git: None
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(DEFS, repo)
+    git(repo, "init", "-q")
+    commit(repo, "base")
+    prod = repo / "environments" / "prod.yaml"
+    raised = "queues:\n  introduction:\n    metrics:\n      age: {thresholds: {critical: 30000, warning: 25000}}\n"
+    prod.write_text(prod.read_text(encoding="utf-8") + raised, encoding="utf-8")
+    code, out, _ = _backtest(capsys, "--base", "HEAD", "--no-cache", fmt="text", defs=repo)
+    assert code == 0
+    at = [f"introduction {began.strftime('%Y-%m-%d %H:%MZ')}" for began in INCIDENTS]
+    assert f"prod: 2 pages in {HOURS / 24:g} days at HEAD -> 0; these 2 incidents would no longer page: " in out
+    assert all(hint[:-3] in out for hint in at)  # each incident named, by its queue and hour
+    code, out, _ = _backtest(capsys, "--base", "HEAD", "--no-cache", defs=repo)
+    base = json.loads(out)["base"]
+    assert (base["ref"], base["pages"], len(base["no_longer_paged"]), base["newly_paged"]) == ("HEAD", 2, 2, [])
