@@ -13,7 +13,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from sync.cli import audit, diff, init, links, maintenance, plan, render, schemas, sync_cmd, test_cmd, trace, validate
+from sync.cli import (
+    audit,
+    backtest,
+    diff,
+    init,
+    links,
+    maintenance,
+    plan,
+    render,
+    schemas,
+    sync_cmd,
+    test_cmd,
+    trace,
+    validate,
+)
 from sync.cli.colour import CHOICES as COLOR_CHOICES
 from sync.cli.conventions import Exit
 from sync.datadog.answers import Redactor
@@ -21,7 +35,7 @@ from sync.datadog.credentials import API_KEY, APP_KEY
 from sync.errors import ObsError
 
 # In the order `obs --help` lists them.
-COMMANDS = (init, validate, test_cmd, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
+COMMANDS = (init, validate, test_cmd, backtest, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
 

@@ -165,6 +165,8 @@ __pycache__/
 # obs render --out and obs plan --out write here; approved plans travel as CI artifacts, not commits.
 rendered/
 *.plan.json
+# obs backtest keeps the metric history it read here.
+.obs-cache/
 """
 
 WORKFLOW = """\

@@ -175,14 +175,19 @@ def _slo_reads(named: set[str], monitors: dict[str, Resource], resources: Sequen
 
 
 def _downtimes(defs: Definitions, scenario: Scenario, env: Environment, starts_at: datetime) -> list[MuteWindow]:
+    return maintenance_mutes(defs, env, starts_at, scenario.duration)
+
+
+def maintenance_mutes(defs: Definitions, env: Environment, starts_at: datetime, duration: int) -> list[MuteWindow]:
     """The environment's planned maintenance windows, as the downtimes obs syncs for them, placed in the
-    scenario's minutes. Read from the windows themselves (mute_records.records): the rendered recurrences carry
-    no start of their own, since Datadog starts them when they are created."""
+    minutes from `starts_at` (a scenario's, or a backtest's real clock). Read from the windows themselves
+    (mute_records.records): the rendered recurrences carry no start of their own, since Datadog starts them
+    when they are created."""
 
     def minute(moment: datetime) -> int:
         return int((moment - starts_at).total_seconds() // 60)
 
-    until = starts_at + timedelta(minutes=scenario.duration + 1)
+    until = starts_at + timedelta(minutes=duration + 1)
     return [
         MuteWindow(
             max(minute(record.start), 0),
