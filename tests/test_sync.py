@@ -311,8 +311,8 @@ def test_a_monitor_deleted_by_hand_is_created_again(obs: Obs, dd: FakeDatadog) -
     prod = obs.definitions / "environments" / "prod.yaml"
     prod.write_text(prod.read_text().replace("renotify_interval: 60", "renotify_interval: 30"))
     assert obs("sync", "--env", "prod") == 0
-    # Renotify is set only where alerts page: 33 monitors, 3 fast-burn SLO monitors and 13 composites.
-    assert "Applied: 1 created, 48 updated, 0 deleted, 0 failed" in obs.out
+    # Renotify is set only where alerts page, burn-rate alerts aside: 33 monitors and 13 composites.
+    assert "Applied: 1 created, 45 updated, 0 deleted, 0 failed" in obs.out
 
 
 def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeDatadog, example: Definitions) -> None:
@@ -328,13 +328,13 @@ def test_a_refused_write_is_reported_and_the_rest_goes_on(obs: Obs, dd: FakeData
     failed = [o for o in outcomes if not o.ok]
     assert [o.change.key for o in failed] == ["prod/critical/retention_risk"]
     assert "HTTP 404: Monitor not found" in failed[0].error
-    assert sum(o.ok for o in outcomes) == len(plan.pending) - 1 == 48
+    assert sum(o.ok for o in outcomes) == len(plan.pending) - 1 == 45
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
     assert (
         f"failed: update monitor prod/critical/retention_risk (id {gone.id}): PUT /api/v1/monitor/{{id}}: HTTP 404"
         in text
     )
-    assert "Applied: 0 created, 48 updated, 0 deleted, 1 failed" in text
+    assert "Applied: 0 created, 45 updated, 0 deleted, 1 failed" in text
     assert obs("sync", "--env", "prod") == 0  # the next sync creates it again
     assert "Applied: 1 created" in obs.out
 
@@ -542,7 +542,7 @@ def test_one_refusal_for_every_write_is_reported_a_few_times_not_once_a_monitor(
     text = report.outcomes(outcomes, dry_run=False, seconds=1.0)
     assert text.count("failed: update monitor") == 3
     assert text.count("PUT /api/v1/monitor/{id}: HTTP 403: Forbidden") == 3
-    assert "failed: 46 more with the same error" in text and "49 failed" in text
+    assert "failed: 43 more with the same error" in text and "46 failed" in text
 
 
 def test_verbose_shows_the_calls_even_when_reading_fails(

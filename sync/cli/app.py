@@ -13,7 +13,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from sync.cli import audit, diff, init, links, maintenance, plan, render, schemas, sync_cmd, test_cmd, trace, validate
+from sync.cli import (
+    audit,
+    backtest,
+    diff,
+    init,
+    links,
+    maintenance,
+    plan,
+    render,
+    schemas,
+    sync_cmd,
+    test_cmd,
+    trace,
+    validate,
+)
 from sync.cli.colour import CHOICES as COLOR_CHOICES
 from sync.cli.conventions import Exit
 from sync.datadog.answers import Redactor
@@ -21,7 +35,7 @@ from sync.datadog.credentials import API_KEY, APP_KEY
 from sync.errors import ObsError
 
 # In the order `obs --help` lists them.
-COMMANDS = (init, validate, test_cmd, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
+COMMANDS = (init, validate, test_cmd, backtest, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
 
@@ -117,7 +131,7 @@ def parser() -> argparse.ArgumentParser:
     for sub in _nested(commands):  # every command and subcommand (obs maintenance start), however it was added
         # A subcommand's defaults would overwrite what was given before it, so here there are none:
         # an option given after the command wins, one given before stays, else the default above holds.
-        _global_options(sub, default=argparse.SUPPRESS)
+        _global_options(sub, default=argparse.SUPPRESS, reads_definitions=sub is not commands.choices["init"])
     return top
 
 
@@ -131,13 +145,17 @@ def _nested(commands: argparse._SubParsersAction[Any]) -> list[argparse.Argument
     return found
 
 
-def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
+def _global_options(parser: argparse.ArgumentParser, default: object, reads_definitions: bool = True) -> None:
+    """`reads_definitions`: False for a command that reads none (obs init writes them), whose help leaves
+    --definitions out."""
     parser.add_argument(
         "--definitions",
         type=Path,
         default=default,
         metavar="DIR",
-        help=f"the definitions folder (default: ${DEFINITIONS_ENV}, else the current directory)",
+        help=f"the definitions folder (default: ${DEFINITIONS_ENV}, else the current directory)"
+        if reads_definitions
+        else argparse.SUPPRESS,
     )
     parser.add_argument(
         "--color",

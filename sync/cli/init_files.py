@@ -73,6 +73,7 @@ queues:
 ENVIRONMENT = """\
 # Environment {name}: where its queues live and who hears its alerts. Replace the account and the handles.
 name: {name}
+# Add sqs_counters (counts or per_second) once Metrics Summary has told you which: backlog_draining needs it.
 aws: {{account_id: "123456789012", region: {region}}}
 datadog: {{site: {site}}}
 naming:
@@ -165,6 +166,8 @@ __pycache__/
 # obs render --out and obs plan --out write here; approved plans travel as CI artifacts, not commits.
 rendered/
 *.plan.json
+# obs backtest keeps the metric history it read here.
+.obs-cache/
 """
 
 WORKFLOW = """\

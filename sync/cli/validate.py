@@ -14,6 +14,7 @@ from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import counted
 from sync.definitions.load import load
 from sync.definitions.maintenance import stale
+from sync.expand.desired import undeclared
 from sync.errors import ObsError, Problem
 from sync.report.vocabulary import many
 
@@ -53,6 +54,8 @@ def _text(args: argparse.Namespace) -> int:
         return Exit.ERROR
     for warning in stale(defs):
         print(f"warning: {warning}", file=sys.stderr)
+    for note in undeclared(defs):
+        print(f"note: {note}", file=sys.stderr)
     counts = ", ".join(f"{env}: {counted(resources)}" for env, resources in rendered.items())
     scenarios = f"{many(len(defs.scenarios), 'scenario')}, " if defs.scenarios else ""
     print(
@@ -68,6 +71,7 @@ def _checked(args: argparse.Namespace) -> dict[str, Any]:
     return _document(
         ok=True,
         warnings=[str(w) for w in stale(defs)],
+        notes=undeclared(defs),
         queues=len(defs.queues),
         metrics=len(defs.metrics),
         scenarios=len(defs.scenarios),
@@ -81,7 +85,7 @@ def _document(
     *,
     ok: bool,
     errors: Sequence[Problem] = (),
-    notes: Sequence[Problem] = (),
+    notes: Sequence[Problem | str] = (),
     warnings: Sequence[str] = (),
     queues: int | None = None,
     metrics: int | None = None,
@@ -97,7 +101,7 @@ def _document(
             {"file": p.file or None, "line": p.line, "key": p.key or None, "what": p.what, "fix": p.fix or None}
             for p in errors
         ],
-        "notes": [p.render() for p in notes],
+        "notes": [p if isinstance(p, str) else p.render() for p in notes],
         "warnings": list(warnings),
         "queues": queues,
         "metrics": metrics,

@@ -257,4 +257,5 @@ def _environment(source: Source, now: datetime, problems: Problems) -> Environme
         maintenance=maintenance.windows(source, now, problems),
         slo=data.get("slo", {}),
         account_tag=data["aws"].get("account_tag"),
+        sqs_counters=data["aws"].get("sqs_counters"),
     )

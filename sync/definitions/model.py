@@ -167,6 +167,8 @@ class Environment:
     slo: Mapping[str, Any] = field(default_factory=dict)  # SLO settings over every class's (sync.definitions.slo)
     # The tag key Datadog gives AWS metrics for the account (check it in Metrics Summary), if declared.
     account_tag: str | None = None
+    # How Datadog holds the SQS counters here ("counts" or "per_second"), if declared: checked in Metrics Summary.
+    sqs_counters: str | None = None
     # The definitions set's namespace (queues.yaml), which every object of this environment is marked with.
     ownership: Ownership = NO_NAMESPACE
 
@@ -176,6 +178,10 @@ class Environment:
         declared): same-named queues in another region or account would otherwise merge into one series."""
         scope = f"region:{self.region}"
         return f"{scope},{self.account_tag}:{self.account_id}" if self.account_tag else scope
+
+    def declares(self, fact: str) -> bool:
+        """Whether the environment declares a fact about its metrics that a metric may need (tokens.FACTS)."""
+        return {"sqs_counters": self.sqs_counters is not None}[fact]
 
     def name_of(self, kind: str, logical: str) -> str:
         pattern = self.naming.get(kind, DEFAULT_NAMING)

@@ -10,6 +10,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from sync.definitions import query, tokens
+from sync.definitions.composites import composite_refs
 from sync.definitions.source import KeyPath, Source
 from sync.errors import Problems
 
@@ -46,6 +47,16 @@ def _features(layer: Mapping[str, Any]) -> frozenset[str]:
 def _features_of(texts: tuple[str, ...], slo: bool) -> frozenset[str]:
     needed = {f for text in texts for t in tokens.tokens_in(text) if (f := tokens.MONITOR.get(t))}
     return frozenset(needed | ({"slo"} if slo else set()))
+
+
+def facts_needed(metric: Metric, metrics: Mapping[str, Metric]) -> frozenset[str]:
+    """The environment facts a metric's monitors rest on (tokens.FACTS): its own templates', and for a composite
+    those of every monitor it combines, since it cannot exist without them."""
+    layers = [metric.settings, {"title": metric.title}, *metric.by_class.values()]
+    texts = [str(layer.get(key, "")) for layer in layers for key in ("query", "message", "title")]
+    own = {f for text in texts for t in tokens.tokens_in(text) if (f := tokens.FACTS.get(t))}
+    combined = (facts_needed(metrics[name], metrics) for name in composite_refs(metric.composite or ""))
+    return frozenset(own).union(*combined)
 
 
 def check_required(source: Source, at: KeyPath, text: str, metric: Metric) -> None:

@@ -25,6 +25,7 @@ MONITOR: Mapping[str, str | None] = {
     "aws_scope": None,
     "retention_seconds": None,
     "in_flight_quota": None,
+    "sqs_count_scale": None,  # an environment's fact, not a queue's: see FACTS
     "critical": None,
     "warning": None,
     "slo_seconds": "slo",
@@ -40,6 +41,10 @@ MONITOR: Mapping[str, str | None] = {
     "topic_queues": "topics",
     "subscription_dlq_name": "topics",
 }
+
+# Tokens whose value is a fact an environment declares, with the fact: a metric using one makes monitors only in
+# environments that declare it. sqs_count_scale turns a sum of SQS counter points into messages (1 or 60).
+FACTS: Mapping[str, str] = {"sqs_count_scale": "sqs_counters"}
 
 # Tokens a dashboard template may use; list- and object-valued ones only as a whole string.
 DASHBOARD = frozenset(

@@ -14,7 +14,7 @@ from sync.definitions.composites import composite_refs
 from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.slo import SloSettings, slo_settings
 from sync.definitions.source import KeyPath, Source
-from sync.definitions.templates import base_features, class_features
+from sync.definitions.templates import base_features, class_features, facts_needed
 from sync.errors import ObsError, Problems
 from sync.expand import aws_names, maintenance, oncall, slo
 from sync.expand.composite import composite
@@ -43,7 +43,8 @@ def expand_env(defs: Definitions, env: Environment) -> tuple[Resource, ...]:
     slos = slo_settings_of(defs, env, placed)
     expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env), slos)
     expansion.held = maintenance.mutings(defs, env, [p.queue for p in placed], expansion.shared)
-    monitors = [m for q in placed for metric in defs.metrics for m in expansion.monitors(q, metric)]
+    made = [m for m in defs.metrics if m.name not in left_out(defs, env)]
+    monitors = [m for q in placed for metric in made for m in expansion.monitors(q, metric)]
     objectives = [
         r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))
     ]
@@ -55,6 +56,31 @@ def expand_env(defs: Definitions, env: Environment) -> tuple[Resource, ...]:
         if (before.kind, before.key) == (after.kind, after.key):
             raise ObsError.of(f"two {after.kind}s would share the key {after.key}", "give them distinct names")
     return tuple(resources)
+
+
+def left_out(defs: Definitions, env: Environment) -> dict[str, tuple[str, ...]]:
+    """Metric -> the facts it rests on that the environment does not declare: it makes no monitor there."""
+    metrics = {m.name: m for m in defs.metrics}
+    found = {name: tuple(sorted(f for f in facts_needed(m, metrics) if not env.declares(f))) for name, m in metrics.items()}
+    return {name: missing for name, missing in found.items() if missing}
+
+
+def undeclared(defs: Definitions) -> list[str]:
+    """Notes for the metrics each environment leaves out because it does not declare a fact they rest on."""
+    out = []
+    for env in defs.environments:
+        by_fact: dict[str, list[str]] = {}
+        for name, missing in left_out(defs, env).items():
+            for fact in missing:
+                by_fact.setdefault(fact, []).append(name)
+        for fact, names in sorted(by_fact.items()):
+            problem = env.source.error(
+                ("aws",),
+                f"{', '.join(sorted(names))} make no monitors in {env.name}: they rest on aws.{fact}, not declared",
+                f"check how Datadog holds the SQS counters and declare aws.{fact} (docs: environments, SQS counters)",
+            )
+            out.append(problem.problems[0].render())
+    return out
 
 
 def slo_settings_of(defs: Definitions, env: Environment, placed: tuple[PlacedQueue, ...]) -> dict[str, SloSettings]:

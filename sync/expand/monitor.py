@@ -26,6 +26,9 @@ _ROUTES = (
 
 # Below the critical threshold means healthy for > and >=; above it for < and <=.
 _RISING = (">", ">=")
+# What a sum of SQS counter points is multiplied by to give messages, per environment's aws.sqs_counters: a
+# per-second value is a minute's count / 60, and .as_count() does not undo that on a gauge.
+SQS_COUNT_SCALE = {"counts": 1, "per_second": 60}
 
 
 def monitor(
@@ -188,6 +191,8 @@ def token_values(
         "retention_seconds": queue.retention_seconds,
         "in_flight_quota": queue.in_flight_quota,
     }
+    if env.sqs_counters is not None:
+        values["sqs_count_scale"] = SQS_COUNT_SCALE[env.sqs_counters]
     if "critical" in thresholds:  # a composite has none: its state comes from the monitors it combines
         values.update(critical=thresholds["critical"], warning=thresholds.get("warning", "none"))
     if queue.slo_seconds is not None:

@@ -4,7 +4,7 @@ point of the arrival range (U6, U7), both SNS periods (U5), and both readings of
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import product
 
 from sync.core.evaluation import facts, notes
@@ -31,13 +31,23 @@ _SQS = ("queue", "dlq", "subscription_dlq")
 Readings = tuple[tuple[str, tuple[Series, ...]], ...]
 
 
-def readings(scenario: Scenario, placed: PlacedQueue, collection: str, used: set[notes.Assumption]) -> Readings:
+def readings(
+    scenario: Scenario,
+    placed: PlacedQueue,
+    collection: str,
+    used: set[notes.Assumption],
+    declared: Collection[Reading] = (),
+) -> Readings:
     """(reading, series) for every combination; a series that does not change between two readings is one object,
-    so runs that read only it are shared."""
+    so runs that read only it are shared. A fact the environment declares (`declared`) has that reading only."""
     values = [points(s.segments, s.start) for s in scenario.series]
     sns = any(s.metric.startswith(SNS_PREFIX) for s in scenario.series)
     pairs = list(zip(scenario.series, values, strict=True))
-    open_facts = [pair for pair in facts.READINGS if any(facts.touches(pair[0].fact, s.metric, v) for s, v in pairs)]
+    open_facts = [
+        tuple(r for r in pair if r in declared) or pair
+        for pair in facts.READINGS
+        if any(facts.touches(pair[0].fact, s.metric, v) for s, v in pairs)
+    ]
     _note(scenario, sns, open_facts, used)
     made: dict[tuple[object, ...], tuple[Series, ...]] = {}
     out: list[tuple[str, tuple[Series, ...]]] = []
@@ -60,7 +70,7 @@ def _note(
 ) -> None:
     if sns:
         used.add(notes.SNS_PERIOD)
-    if any(pair[0].fact == facts.PER_MINUTE.fact for pair in open_facts):
+    if any(pair[0].fact == facts.PER_MINUTE.fact and len(pair) > 1 for pair in open_facts):
         used.add(notes.SQS_COUNTER_UNIT)
     if any(facts.polled(s.metric) for s in scenario.series):
         used.add(notes.ECS_API_COUNTS)

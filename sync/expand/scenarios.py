@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sync.core.evaluation import correction, notes
+from sync.core.evaluation import correction, facts, notes
 from sync.core.evaluation.expect import Audience, Expectation
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import LATEST
@@ -69,7 +69,7 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
     _check_metrics(scenario, monitors, expectations, resources)
     used: set[notes.Assumption] = set()
     collection = scenario.collection or env.metrics_source
-    arrived = readings(scenario, placed, collection, used)
+    arrived = readings(scenario, placed, collection, used, _declared(env))
     series = next(s for name, s in arrived if name.startswith(LATEST.name))
     mutes = _mutes(scenario, env, monitors)
     if isinstance(mutes, str):
@@ -177,14 +177,19 @@ def _slo_reads(named: set[str], monitors: dict[str, Resource], resources: Sequen
 
 
 def _downtimes(defs: Definitions, scenario: Scenario, env: Environment, starts_at: datetime) -> list[MuteWindow]:
+    return maintenance_mutes(defs, env, starts_at, scenario.duration)
+
+
+def maintenance_mutes(defs: Definitions, env: Environment, starts_at: datetime, duration: int) -> list[MuteWindow]:
     """The environment's planned maintenance windows, as the downtimes obs syncs for them, placed in the
-    scenario's minutes. Read from the windows themselves (mute_records.records): the rendered recurrences carry
-    no start of their own, since Datadog starts them when they are created."""
+    minutes from `starts_at` (a scenario's, or a backtest's real clock). Read from the windows themselves
+    (mute_records.records): the rendered recurrences carry no start of their own, since Datadog starts them
+    when they are created."""
 
     def minute(moment: datetime) -> int:
         return int((moment - starts_at).total_seconds() // 60)
 
-    until = starts_at + timedelta(minutes=scenario.duration + 1)
+    until = starts_at + timedelta(minutes=duration + 1)
     return [
         MuteWindow(
             max(minute(record.start), 0),
@@ -235,3 +240,9 @@ def _named(
     if len(found) > 1:
         return f"queue '{scenario.queue}' has {len(found)} {monitor} monitors in {env}, one per topic"
     return tuple(found)
+
+
+def _declared(env: Environment) -> tuple[facts.Reading, ...]:
+    """The readings of open facts that the environment settles by declaring them."""
+    units = {"counts": facts.PER_MINUTE, "per_second": facts.PER_SECOND}
+    return (units[env.sqs_counters],) if env.sqs_counters else ()

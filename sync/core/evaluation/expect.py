@@ -123,7 +123,7 @@ def check(
     )
     first_key = keys[0] if keys else None
     if kind in _MORE:
-        return _MORE[kind](expectation, sent, audience, pages, observed, first_key)
+        return _MORE[kind](_Seen(expectation, sent, audience, pages, observed, first_key))
     if kind == "pages_within":
         return _in_time("page", observed.page, pages, after, expectation, observed, first_key)
     if kind == "pages_count":
@@ -169,6 +169,18 @@ def check(
     return Check(not every, detail, observed, every[0][0] if every else None, every[0][1] if every else first_key)
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """What every check of an expectation reads: the notifications sent, who is paged, and what was observed."""
+
+    expectation: Expectation
+    sent: Mapping[str, Sequence[Notification]]
+    audience: Audience
+    pages: list[tuple[int, str]]
+    observed: Observed
+    key: str | None  # the monitor that explains the verdict when nothing else does
+
+
 def _counted(expectation: Expectation, pages: list[tuple[int, str]], observed: Observed, key: str | None) -> Check:
     count = len(pages)
     detail = f"paged {count} time{'s' * (count != 1)} (minutes: {_minutes(expectation, pages)})"
@@ -183,40 +195,22 @@ def _minutes(expectation: Expectation, pages: list[tuple[int, str]]) -> str:
     return ", ".join(f"{t} by {key.split('/', 1)[-1]}" for t, key in sorted(pages)) or "none"
 
 
-def _notifies_none(
-    expectation: Expectation,
-    sent: Mapping[str, Sequence[Notification]],
-    audience: Audience,
-    pages: list[tuple[int, str]],
-    observed: Observed,
-    key: str | None,
-) -> Check:
+def _notifies_none(seen: _Seen) -> Check:
+    expectation, sent, observed, key = seen.expectation, seen.sent, seen.observed, seen.key
     noise = sorted((n.t, k) for k in expectation.keys for n in sent[k] if not n.muted and n.targets)
     detail = "notified no one" if not noise else f"notified {_who(sent, noise[0])} at minute {noise[0][0]}"
     return Check(not noise, detail, observed, noise[0][0] if noise else None, noise[0][1] if noise else key)
 
 
-def _at_most(
-    expectation: Expectation,
-    sent: Mapping[str, Sequence[Notification]],
-    audience: Audience,
-    pages: list[tuple[int, str]],
-    observed: Observed,
-    key: str | None,
-) -> Check:
+def _at_most(seen: _Seen) -> Check:
+    expectation, pages, observed, key = seen.expectation, seen.pages, seen.observed, seen.key
     assert expectation.count is not None
     counted = _counted(expectation, pages, observed, key)
     return Check(len(pages) <= expectation.count, counted.detail, observed, counted.decisive, counted.key)
 
 
-def _not_before(
-    expectation: Expectation,
-    sent: Mapping[str, Sequence[Notification]],
-    audience: Audience,
-    pages: list[tuple[int, str]],
-    observed: Observed,
-    key: str | None,
-) -> Check:
+def _not_before(seen: _Seen) -> Check:
+    expectation, pages, observed, key = seen.expectation, seen.pages, seen.observed, seen.key
     assert expectation.after is not None
     early = sorted(p for p in pages if p[0] < expectation.after)
     if early:
@@ -224,52 +218,38 @@ def _not_before(
     return Check(True, f"no page before minute {expectation.after}", observed, None, key)
 
 
-def _chat_only(
-    expectation: Expectation,
-    sent: Mapping[str, Sequence[Notification]],
-    audience: Audience,
-    pages: list[tuple[int, str]],
-    observed: Observed,
-    key: str | None,
-) -> Check:
+def _chat_only(seen: _Seen) -> Check:
     chat = sorted(
         (n.t, k)
-        for k in expectation.keys
-        for n in sent[k]
-        if not n.muted and n.kind in ("alert", "warning") and n.targets & audience.chat
+        for k in seen.expectation.keys
+        for n in seen.sent[k]
+        if not n.muted and n.kind in ("alert", "warning") and n.targets & seen.audience.chat
     )
-    if pages:
-        return Check(False, f"paged at minute {pages[0][0]}", observed, *sorted(pages)[0])
+    if seen.pages:
+        return Check(False, f"paged at minute {seen.pages[0][0]}", seen.observed, *sorted(seen.pages)[0])
     if not chat:
-        return Check(False, "never reached chat", observed, None, key)
-    return Check(True, f"reached chat at minute {chat[0][0]}, paged no one", observed, *chat[0])
+        return Check(False, "never reached chat", seen.observed, None, seen.key)
+    return Check(True, f"reached chat at minute {chat[0][0]}, paged no one", seen.observed, *chat[0])
 
 
-def _one_incident(
-    expectation: Expectation,
-    sent: Mapping[str, Sequence[Notification]],
-    audience: Audience,
-    pages: list[tuple[int, str]],
-    observed: Observed,
-    key: str | None,
-) -> Check:
+def _one_incident(seen: _Seen) -> Check:
     """Every page of the monitors named, per handle of the page audience: on call hears of the incident, once."""
-    assert expectation.count is not None
-    if not pages:
-        return Check(False, "paged no one", observed, None, key)
+    assert seen.expectation.count is not None
+    if not seen.pages:
+        return Check(False, "paged no one", seen.observed, None, seen.key)
     heard: dict[str, list[tuple[int, str]]] = {}
-    for k in expectation.keys:
-        for n in sent[k]:
-            if audience.paged(n):
-                for handle in sorted(n.targets & audience.page):
+    for k in seen.expectation.keys:
+        for n in seen.sent[k]:
+            if seen.audience.paged(n):
+                for handle in sorted(n.targets & seen.audience.page):
                     heard.setdefault(handle, []).append((n.t, k))
     worst = max(sorted(heard), key=lambda handle: len(heard[handle]))
     most = sorted(heard[worst])
-    detail = f"paged {worst} {len(most)} time{'s' * (len(most) != 1)} (minutes: {_minutes(expectation, most)})"
-    return Check(len(most) <= expectation.count, detail, observed, most[-1][0], most[-1][1])
+    detail = f"paged {worst} {len(most)} time{'s' * (len(most) != 1)} (minutes: {_minutes(seen.expectation, most)})"
+    return Check(len(most) <= seen.expectation.count, detail, seen.observed, most[-1][0], most[-1][1])
 
 
-_MORE: dict[str, Callable[..., Check]] = {
+_MORE: dict[str, Callable[[_Seen], Check]] = {
     "notifies_none": _notifies_none,
     "pages_at_most": _at_most,
     "pages_not_before": _not_before,

@@ -13,7 +13,7 @@ from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count
 from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Run, Start, Step
-from sync.core.evaluation.window import Outcome, evaluate
+from sync.core.evaluation.window import Outcome, evaluate_fed, feeds, window_bounds
 from sync.core.metric_query import Call, Node
 
 _SQS_COUNTERS = "aws.sqs.number_of_messages"
@@ -69,7 +69,7 @@ def settings(body: Mapping[str, Any], used: set[notes.Assumption]) -> Settings:
         raise Refused(f"on_missing_data {missing!r} is not one Datadog defines")
     return Settings(
         query=query,
-        delay=math.ceil(int(options.get("evaluation_delay") or 0) / 60),
+        delay=delay_minutes(options),
         require_full_window=bool(options["require_full_window"]),
         critical=float(thresholds["critical"]),
         warning=_number(thresholds.get("warning")),
@@ -80,6 +80,11 @@ def settings(body: Mapping[str, Any], used: set[notes.Assumption]) -> Settings:
         timeout=int(timeout_h * 60) if timeout_h else None,
         on_missing_data=missing,
     )
+
+
+def delay_minutes(options: Mapping[str, Any]) -> int:
+    """evaluation_delay, in whole minutes of the scenario."""
+    return math.ceil(int(options.get("evaluation_delay") or 0) / 60)
 
 
 def _number(value: Any) -> float | None:
@@ -130,8 +135,13 @@ def run(
     state = start.state
     evaluated = state != OK  # a monitor already alerting has been evaluated before the scenario
     empty_since: int | None = None
+    fed = feeds(s.query, series)
+    silent = not any(fed.values())  # no series feeds the query: every window is empty, without reading one
     for t in range(0, duration + 1, s.cadence):
-        outcome = evaluate(s.query, series, t, s.delay, open_end, s.require_full_window)
+        if silent:
+            outcome = Outcome(*window_bounds(s.query, t, s.delay, open_end), empty=True)
+        else:
+            outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window)
         note = ""
         if outcome.empty:
             empty_since = t if empty_since is None else empty_since

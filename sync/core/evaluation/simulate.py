@@ -139,18 +139,17 @@ def _load(case: Case, shared: _Shared) -> Load:
 
 
 class _Shared:
-    """Runs and notifications worked out once per monitor and the series it reads."""
+    """Runs and notifications worked out once per monitor and what it sees of the series."""
 
     def __init__(self, case: Case, used: set[notes.Assumption]) -> None:
         self._case, self._used = case, used
         self._runs: dict[tuple[object, ...], Run | Refused] = {}
         self._sent: dict[int, tuple[Notification, ...]] = {}
+        self._seen: dict[tuple[int, int], int] = {}  # (series, settle) -> what a monitor sees of it, numbered
+        self._alike: dict[tuple[object, ...], int] = {}
 
     def run(self, key: str, open_end: bool, series: tuple[Series, ...]) -> Run:
-        body = self._case.monitors[key]
-        text = str(body.get("query", "")) if body.get("type") not in ("slo alert", "composite") else ""
-        read = tuple(id(s) for s in series if not text or s.metric in text)
-        memo = (key, open_end, read)
+        memo = (key, open_end, self._reads(self._case.monitors[key], open_end, series))
         if memo not in self._runs:
             try:
                 self._runs[memo] = self._evaluate(key, open_end, series)
@@ -160,6 +159,27 @@ class _Shared:
         if isinstance(found, Refused):
             raise found
         return found
+
+    def _reads(self, body: Mapping[str, Any], open_end: bool, series: tuple[Series, ...]) -> tuple[int, ...]:
+        """What a run depends on: the series its query reads, and of those only what it can see. A metric
+        monitor's window reaches a point evaluation_delay after its stamp (a minute more with the window end
+        open), so a point that arrives by then looks the same at every arrival: readings that differ only
+        there share the run."""
+        if body.get("type") not in ("metric alert", "query alert"):
+            return tuple(id(s) for s in series)  # SLO alerts and composites: every series, as they are
+        text = str(body.get("query", ""))
+        try:
+            settle = monitor.delay_minutes(body.get("options") or {}) + open_end
+        except (TypeError, ValueError):
+            return tuple(id(s) for s in series if s.metric in text)  # the run refuses it
+        return tuple(self._seen_as(s, settle) for s in series if s.metric in text)
+
+    def _seen_as(self, s: Series, settle: int) -> int:
+        if (id(s), settle) not in self._seen:
+            late = tuple((m, a) for m, a in sorted(s.arrival.items()) if a > m + settle)
+            alike = (s.metric, tuple(sorted(s.tags.items())), tuple(s.points.items()), late)
+            self._seen[(id(s), settle)] = self._alike.setdefault(alike, len(self._alike))
+        return self._seen[(id(s), settle)]
 
     def sent(self, run: Run, key: str) -> tuple[Notification, ...]:
         case = self._case

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,7 +15,8 @@ from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, matching
 from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Run, Start, Step
-from sync.core.evaluation.window import evaluate
+from sync.core.evaluation.window import Feed, evaluate_fed, feeds
+from sync.core.metric_query import Leaf
 
 _BURN = re.compile(
     r'^\s*burn_rate\("([^"]+)"\)\.over\("(\d+)d"\)\.long_window\("(\d+)([mh])"\)'
@@ -54,14 +56,15 @@ def run(
     spans = tuple((corrections or {}).get(slo_name, ()))
     if spans:
         used.add(notes.CORRECTED_SLICE)
-    up = _Slices(sliced, series, interval, spec)
+    count_long = long_window // interval
+    grid = range(-count_long * interval, (duration // interval) * interval, interval)  # every slice a window reads
+    slices = _Slices(sliced, series, interval, spec, spans, grid)
 
     def burn_rate(window: int, t: int) -> float:
         """The share of the window's complete slices that were down, over the share the budget allows."""
         count = window // interval
         last = (t // interval) * interval  # the end of the last complete slice
-        starts = range(last - count * interval, last, interval)
-        down = sum(not _corrected(s, interval, spans) and not up(s, t) for s in starts)
+        down = slices.down(last - count * interval, last, t)
         return down / max(count, 1) / budget
 
     steps = []
@@ -117,34 +120,76 @@ def _corrected(start: int, interval: int, spans: Sequence[tuple[int, int]]) -> b
 
 
 class _Slices:
-    """Whether each slice is up, as seen at minute `t`, each verdict worked out once. A slice's verdict
-    changes only as its points arrive, and arrived points stay (U2): the points arrived by `t` are the first
-    n of the slice's points in order of arrival, so (slice, n) names what `t` sees. Every minute of a long
-    window re-reads its slices; most have long had all their points."""
+    """How many slices of a window are down, as seen at minute `t`, each slice's verdict worked out once. A
+    slice's verdict changes only as its points arrive, and arrived points stay (U2): the points arrived by `t`
+    are the first n of the slice's points in order of arrival, so (slice, n) names what `t` sees. Every minute
+    re-reads a long window's slices and most have long had all their points: those are counted from a running
+    sum of their final verdicts, and only the slices from the first one still waiting for a point are judged at `t`."""
 
-    def __init__(self, query: Query, series: Sequence[Series], interval: int, spec: Mapping[str, Any]) -> None:
-        self._query, self._series, self._interval, self._spec = query, series, interval, spec
-        self._arrivals: dict[int, list[int]] = {}
-        self._seen: dict[tuple[int, int], bool] = {}
-
-    def __call__(self, start: int, t: int) -> bool:
-        arrivals = self._arrivals.get(start)
-        if arrivals is None:
-            arrivals = self._arrivals[start] = sorted(
+    def __init__(
+        self,
+        query: Query,
+        series: Sequence[Series],
+        interval: int,
+        spec: Mapping[str, Any],
+        spans: Sequence[tuple[int, int]],
+        grid: range,
+    ) -> None:
+        self._query, self._interval, self._spec, self._grid = query, interval, spec, grid
+        self._fed = feeds(query, series)
+        self._arrivals = {
+            start: sorted(
                 s.arrival.get(m, m)
-                for leaf in self._query.leaves
-                for s in matching(self._series, leaf)
-                for m in range(start - leaf.shift, start + self._interval - leaf.shift)
+                for leaf in query.leaves
+                for s in matching(series, leaf)
+                for m in range(start - leaf.shift, start + interval - leaf.shift)
                 if m in s.points
             )
-        seen = (start, bisect.bisect_right(arrivals, t))
+            for start in grid
+        }
+        # At each index of the grid, the minute by which that slice and every earlier one have all their points.
+        self._by = list(
+            itertools.accumulate((arrived[-1] if arrived else grid.start for arrived in self._arrivals.values()), max)
+        )
+        self._seen: dict[tuple[int, int], bool] = {}
+        self._judged = {start: not _corrected(start, interval, spans) for start in grid}  # a corrected slice is up
+        self._tail = (0, 0, -1, 0)  # the last (j, n, t, down) counted: the long and short windows share their tail
+        self._settled = [0]  # running sum over the grid of the final verdicts that are down
+        self._refused: dict[int, Refused] = {}  # grid index -> why the model cannot judge that slice
+        for index, (start, arrived) in enumerate(self._arrivals.items()):
+            down = False
+            try:
+                down = self._down(start, arrived[-1] if arrived else start)
+            except Refused as exc:  # raised when a window reads the slice, as judging it there would
+                self._refused[index] = exc
+            self._settled.append(self._settled[-1] + down)
+
+    def down(self, first: int, last: int, t: int) -> int:
+        """How many slices starting in [first, last) are down as seen at `t`."""
+        interval = self._interval
+        i, n = (first - self._grid.start) // interval, (last - self._grid.start) // interval
+        j = bisect.bisect_right(self._by, t, i, n)  # the slices before j have all their points by t
+        cut = self._grid.start + j * interval
+        refused = next((self._refused[k] for k in sorted(self._refused) if i <= k < j), None)
+        if refused is not None:
+            raise refused
+        if self._tail[:3] != (j, n, t):
+            self._tail = (j, n, t, sum(self._down(s, t) for s in range(cut, last, interval)))
+        return self._settled[j] - self._settled[i] + self._tail[3]
+
+    def _down(self, start: int, t: int) -> bool:
+        """Down and not covered by a correction (a corrected slice counts as up, unjudged)."""
+        return self._judged[start] and not self._up(start, t)
+
+    def _up(self, start: int, t: int) -> bool:
+        seen = (start, bisect.bisect_right(self._arrivals[start], t))
         if seen not in self._seen:
-            self._seen[seen] = _up(self._query, self._series, start, self._interval, t, self._spec)
+            self._seen[seen] = _up(self._query, self._fed, start, self._interval, t, self._spec)
         return self._seen[seen]
 
 
-def _up(query: Query, series: Sequence[Series], start: int, interval: int, t: int, spec: Mapping[str, Any]) -> bool:
-    outcome = evaluate(query, series, start + interval, 0, True, False, seen_by=t)
+def _up(query: Query, fed: Mapping[Leaf, Feed], start: int, interval: int, t: int, spec: Mapping[str, Any]) -> bool:
+    outcome = evaluate_fed(query, fed, start + interval, 0, True, False, seen_by=t)
     if outcome.value is None:
         return True  # missing data is always uptime in a time-slice SLO
     return breaches(outcome.value, float(spec["threshold"]), str(spec["comparator"]))

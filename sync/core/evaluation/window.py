@@ -8,8 +8,10 @@ https://docs.datadoghq.com/monitors/guide/monitor-arithmetic-and-sparse-metrics/
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.core.evaluation.notes import Refused
@@ -48,46 +50,105 @@ def evaluate(
     seen_by: int | None = None,
 ) -> Outcome:
     """`seen_by`: the minute whose arrived points count, when it is not `t` (an SLO judging a past slice)."""
+    return evaluate_fed(query, feeds(query, series), t, delay, open_end, require_full, seen_by)
+
+
+def evaluate_fed(
+    query: Query,
+    fed: Mapping[Leaf, Feed],
+    t: int,
+    delay: int,
+    open_end: bool,
+    require_full: bool,
+    seen_by: int | None = None,
+) -> Outcome:
+    """`evaluate` on the query's leaves read once (`feeds`): a run evaluates the same series at every minute."""
     start, end = window_bounds(query, t, delay, open_end)
-    columns = {leaf: _column(leaf, series, start, end, t if seen_by is None else seen_by) for leaf in query.leaves}
-    # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
-    # current series' (the earlier one has long arrived where the current one has not yet).
-    current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
-    minutes = sorted({m for column in current for m in column})
+    seen = t if seen_by is None else seen_by
+    columns: dict[Leaf, dict[int, float]] = {}
+    values: list[float] = []
+    if isinstance(query.expression, Leaf):
+        minutes, values = fed[query.expression].arrived(start, end, seen)  # what _at gives at each minute
+    else:
+        columns = {leaf: fed[leaf].column(start, end, seen) for leaf in query.leaves}
+        # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
+        # current series' (the earlier one has long arrived where the current one has not yet).
+        current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
+        # A column holds its minutes in order: a lone one needs no merge.
+        minutes = list(current[0]) if len(current) == 1 else sorted({m for column in current for m in column})
     if not minutes:
         return Outcome(start, end, empty=True)
-    if require_full and not full_window(query, set(minutes), start, end):
+    if require_full and not _full(query, minutes, start, end):
         return Outcome(start, end, skipped="the window is not full (require_full_window)", points=len(minutes))
     if query.as_count_path:
         return _as_count_path(query, columns, start, end, len(minutes))
-    values = []
-    for minute in minutes:
-        value = _at(query.expression, minute, columns, len(query.leaves) > 1)
-        if math.isnan(value):
-            # NaN anywhere in the arithmetic and the evaluation is skipped (the sparse-metrics arithmetic guide).
-            skipped = f"no value at minute {minute} for a part of the formula"
-            return Outcome(start, end, skipped=skipped, points=len(minutes))
-        values.append(value)
+    if not isinstance(query.expression, Leaf):
+        values = _over(query.expression, minutes, columns, len(query.leaves) > 1)
+    if any(map(math.isnan, values)):
+        nan = next(minute for minute, value in zip(minutes, values, strict=True) if math.isnan(value))
+        # NaN anywhere in the arithmetic and the evaluation is skipped (the sparse-metrics arithmetic guide).
+        return Outcome(start, end, skipped=f"no value at minute {nan} for a part of the formula", points=len(minutes))
     # .as_count() on a count metric forces the time aggregator to sum (Datadog's metric type modifiers page).
     single = query.leaves[0] if len(query.leaves) == 1 else None
     aggregator = "sum" if single is not None and is_count(single) else query.aggregator
     return Outcome(start, end, value=_time_aggregate(aggregator, values), points=len(values))
 
 
-def _column(leaf: Leaf, series: Sequence[Series], start: int, end: int, t: int) -> dict[int, float]:
-    """The leaf's space-aggregated points in the window that have arrived by `t`."""
-    selected = [(s.points, s.arrival) for s in matching(series, leaf)]
-    out: dict[int, float] = {}
-    if not selected:
-        return out  # a monitor no series feeds: every window is empty, without walking its minutes
-    for minute in range(start, end + 1):
-        # A shifted leaf (a change alert's earlier series) reads the point `shift` minutes back. Series.visible
-        # written out: this loop runs for every minute of every window.
-        m = minute - leaf.shift
-        seen = [points[m] for points, arrival in selected if m in points and arrival.get(m, m) <= t]
-        if seen:
-            out[minute] = space_aggregate(leaf.space, seen)
-    return out
+def _full(query: Query, minutes: list[int], start: int, end: int) -> bool:
+    """full_window of a window's minutes (in order, all in [start, end]); one-minute buckets written out, as
+    every evaluation of a run asks."""
+    if query.unit == "m":
+        return minutes[0] == start and (end - start + 1) - len(minutes) <= 3
+    return full_window(query, set(minutes), start, end)
+
+
+def feeds(query: Query, series: Sequence[Series]) -> dict[Leaf, Feed]:
+    """What each of the query's leaves reads, worked out once for a run of evaluations."""
+    return {leaf: Feed(leaf, series) for leaf in query.leaves}
+
+
+class Feed:
+    """A leaf's series, read once: per minute, when its last point arrives, the space aggregate of all its
+    points, and each point with its arrival (Series.visible for every series at once). Every evaluation of a
+    run reads every minute of its window, and nearly always all of a minute's points have arrived."""
+
+    def __init__(self, leaf: Leaf, series: Sequence[Series]) -> None:
+        self._space, self._shift = leaf.space, leaf.shift
+        stamped: dict[int, list[tuple[int, float]]] = {}
+        for s in matching(series, leaf):  # in series order: space_aggregate sums in that order
+            for m, value in s.points.items():
+                stamped.setdefault(m, []).append((s.arrival.get(m, m), value))
+        self._minutes = {
+            m: (max(a for a, _ in seen), space_aggregate(leaf.space, [v for _, v in seen]), tuple(seen))
+            for m, seen in sorted(stamped.items())
+        }
+        # The same in minute order; `_by` holds, at each index, the latest arrival of any minute up to it.
+        self._stamps = list(self._minutes)
+        self._values = [full for _, full, _ in self._minutes.values()]
+        self._by = list(itertools.accumulate((settled for settled, _, _ in self._minutes.values()), max))
+
+    def __bool__(self) -> bool:
+        """Whether any series feeds the leaf."""
+        return bool(self._stamps)
+
+    def arrived(self, start: int, end: int, t: int) -> tuple[list[int], list[float]]:
+        """The window's minutes that have a point arrived by `t`, in order, and their space-aggregated points. A
+        shifted leaf (a change alert's earlier series) reads the point `shift` minutes back."""
+        stamps, shift = self._stamps, self._shift
+        i = bisect.bisect_left(stamps, start - shift)
+        j = bisect.bisect_right(stamps, end - shift)
+        k = bisect.bisect_right(self._by, t, i, j)  # every minute before k has all its points
+        minutes, values = stamps[i:k], self._values[i:k]
+        for m in stamps[k:j]:
+            seen = [value for arrival, value in self._minutes[m][2] if arrival <= t]
+            if seen:
+                minutes.append(m)
+                values.append(space_aggregate(self._space, seen))
+        return [m + shift for m in minutes] if shift else minutes, values
+
+    def column(self, start: int, end: int, t: int) -> dict[int, float]:
+        """`arrived` as minute -> point."""
+        return dict(zip(*self.arrived(start, end, t), strict=True))
 
 
 def _as_count_path(query: Query, columns: dict[Leaf, dict[int, float]], start: int, end: int, n: int) -> Outcome:
@@ -110,23 +171,51 @@ def _reduced(node: Node, sums: dict[Leaf, float]) -> float:
     if isinstance(node, Number):
         return node.value
     if isinstance(node, Call):
-        return _function(node, _reduced(node.arg, sums))
-    return _binop(node.op, _reduced(node.left, sums), _reduced(node.right, sums))
+        return _functions(node, [_reduced(node.arg, sums)])[0]
+    return _binops(node.op, [_reduced(node.left, sums)], [_reduced(node.right, sums)])[0]
 
 
-def _at(node: Node, minute: int, columns: dict[Leaf, dict[int, float]], align: bool) -> float:
+def _over(node: Node, minutes: list[int], columns: dict[Leaf, dict[int, float]], align: bool) -> list[float]:
+    """The expression's value at each of the minutes (the tree walked once for them all)."""
     if isinstance(node, Number):
-        return node.value
+        return [node.value] * len(minutes)
     if isinstance(node, Leaf):
         column = columns[node]
-        if minute in column:
-            return column[minute]
-        if is_count(node):
-            return 0.0  # as_count returns 0 for missing values instead of NaN
-        return _interpolated(column, minute) if align else NAN
+        # as_count returns 0 for missing values instead of NaN
+        missing = 0.0 if is_count(node) else None
+        return [
+            column[m] if m in column else missing if missing is not None else _interpolated(column, m) if align else NAN
+            for m in minutes
+        ]
     if isinstance(node, Call):
-        return _function(node, _at(node.arg, minute, columns, align))
-    return _binop(node.op, _at(node.left, minute, columns, align), _at(node.right, minute, columns, align))
+        return _functions(node, _over(node.arg, minutes, columns, align))
+    left, right = _over(node.left, minutes, columns, align), _over(node.right, minutes, columns, align)
+    return _binops(node.op, left, right)
+
+
+def _functions(node: Call, values: list[float]) -> list[float]:
+    """The function at each value (clamp_min and clamp_max set any NaN to their threshold)."""
+    isnan = math.isnan
+    if node.name == "default_zero":
+        return [0.0 if isnan(v) else v for v in values]
+    if node.name == "abs":
+        return [abs(v) for v in values]
+    (bound,) = node.params
+    if node.name == "clamp_min":
+        return [bound if isnan(v) else max(v, bound) for v in values]
+    return [bound if isnan(v) else min(v, bound) for v in values]
+
+
+def _binops(op: str, left: list[float], right: list[float]) -> list[float]:
+    """The operator on each pair: NaN when either is, and for a division by zero."""
+    isnan, pairs = math.isnan, zip(left, right, strict=True)
+    if op == "+":
+        return [NAN if isnan(a) or isnan(b) else a + b for a, b in pairs]
+    if op == "-":
+        return [NAN if isnan(a) or isnan(b) else a - b for a, b in pairs]
+    if op == "*":
+        return [NAN if isnan(a) or isnan(b) else a * b for a, b in pairs]
+    return [NAN if isnan(a) or isnan(b) else a / b if b else NAN for a, b in pairs]
 
 
 def _interpolated(column: dict[int, float], minute: int) -> float:
@@ -137,29 +226,6 @@ def _interpolated(column: dict[int, float], minute: int) -> float:
         return NAN
     a, b = max(before), min(after)
     return column[a] + (column[b] - column[a]) * (minute - a) / (b - a)
-
-
-def _function(node: Call, value: float) -> float:
-    if node.name == "default_zero":
-        return 0.0 if math.isnan(value) else value
-    if node.name == "abs":
-        return abs(value)
-    (bound,) = node.params
-    if math.isnan(value):
-        return bound  # clamp_min and clamp_max set any NaN to their threshold
-    return max(value, bound) if node.name == "clamp_min" else min(value, bound)
-
-
-def _binop(op: str, a: float, b: float) -> float:
-    if math.isnan(a) or math.isnan(b):
-        return NAN
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    return a / b if b else NAN
 
 
 def _time_aggregate(aggregator: str, values: list[float]) -> float:

@@ -1,0 +1,1 @@
+"""Metric history for `obs backtest`, read from CloudWatch."""

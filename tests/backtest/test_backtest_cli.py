@@ -1,0 +1,186 @@
+"""`obs backtest` end to end: series written to moto's CloudWatch with PutMetricData, read back by the command
+and replayed with the model. The history holds two planted incidents of the introduction queue; it pages at
+those two and nowhere else."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from sync.cli.app import main
+
+from ..conftest import ROOT, commit, git
+
+DEFS = ROOT / "tests" / "fixtures" / "backtest"
+NOW = datetime.now(UTC).replace(second=0, microsecond=0)
+START = (NOW - timedelta(days=2)).replace(hour=0, minute=0)
+HOURS = 10
+INCIDENTS = (START + timedelta(hours=3), START + timedelta(hours=7))  # 40 minutes each
+QUEUE = "prod-introduction"
+SERVICE = [{"Name": "ClusterName", "Value": "prod-jobs"}, {"Name": "ServiceName", "Value": "prod-introduction-worker"}]
+
+
+def _put(namespace: str, name: str, dimensions: list[dict[str, str]], value: Any) -> None:
+    client = boto3.client("cloudwatch", region_name="us-east-1")
+    data = [
+        {"MetricName": name, "Dimensions": dimensions, "Timestamp": START + timedelta(minutes=m), "Value": value(m)}
+        for m in range(HOURS * 60)
+    ]
+    for first in range(0, len(data), 1000):
+        client.put_metric_data(Namespace=namespace, MetricData=data[first : first + 1000])  # type: ignore[arg-type]
+
+
+def _age(minute: int) -> float:
+    at = START + timedelta(minutes=minute)
+    stuck = any(begin <= at < begin + timedelta(minutes=40) for begin in INCIDENTS)
+    return 20_000.0 if stuck else 30.0
+
+
+@pytest.fixture
+def history(aws: str) -> None:
+    """The introduction queue's history; no Container Insights, so no task counts."""
+    _put("AWS/SQS", "ApproximateAgeOfOldestMessage", [{"Name": "QueueName", "Value": QUEUE}], _age)
+    _put("AWS/SQS", "ApproximateNumberOfMessagesVisible", [{"Name": "QueueName", "Value": QUEUE}], lambda m: 0.0)
+    _put(
+        "AWS/SQS", "ApproximateNumberOfMessagesVisible", [{"Name": "QueueName", "Value": f"{QUEUE}-dlq"}], lambda m: 0.0
+    )
+    _put(
+        "AWS/SNS",
+        "NumberOfMessagesPublished",
+        [{"Name": "TopicName", "Value": "prod-tenant-introduction"}],
+        lambda m: 5.0,
+    )
+    _put(
+        "AWS/SNS",
+        "NumberOfNotificationsFailed",
+        [{"Name": "TopicName", "Value": "prod-tenant-introduction"}],
+        lambda m: 0.0,
+    )
+    _put("AWS/ECS", "CPUUtilization", SERVICE, lambda m: 35.0)
+    _put("AWS/ECS", "MemoryUtilization", SERVICE, lambda m: 40.0)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _backtest(
+    capsys: pytest.CaptureFixture[str], *extra: str, fmt: str = "json", defs: Path = DEFS
+) -> tuple[int, str, str]:
+    argv = [
+        "--definitions",
+        str(defs),
+        "backtest",
+        "--env",
+        "prod",
+        "--queue",
+        "introduction",
+        "--from",
+        _iso(START),
+        "--to",
+        _iso(START + timedelta(hours=HOURS)),
+        "--format",
+        fmt,
+        *extra,
+    ]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_pages_at_the_planted_incidents_and_nowhere_else(
+    history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = _backtest(capsys, "--cache", str(tmp_path / "cache"))
+    assert code == 0
+    found = json.loads(out)
+    assert found["env"] == "prod"
+    assert found["period"] == {
+        "from": START.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "to": (START + timedelta(hours=HOURS)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    pages = [
+        (monitor["key"], datetime.fromisoformat(n["at"].replace("Z", "+00:00")))
+        for monitor in found["monitors"]
+        for n in monitor["notifications"]
+        if n["paged"]
+    ]
+    assert [key for key, _ in pages] == ["prod/introduction/age", "prod/introduction/age"]
+    for (_, at), began in zip(sorted(pages, key=lambda p: p[1]), INCIDENTS, strict=True):
+        # The 10-minute average passes the threshold within the window, then the points arrive late (U6).
+        assert began < at <= began + timedelta(minutes=10 + 17 + 2)
+    age = next(m for m in found["monitors"] if m["key"] == "prod/introduction/age")
+    # The average passes the warning on the way up and down: chat hears both, the pager the alert.
+    assert [n["type"] for n in age["notifications"]] == ["warning", "alert", "warning", "recovery"] * 2
+    assert [age["notifications"][i]["to"] for i in (0, 1)] == [["@slack-jobs-alerts"], ["@pagerduty-jobs-platform"]]
+    assert age["alerts"] == 2 and age["pages_over_arrival_range"] == [2, 2]
+    assert len(found["incidents"]) == 2
+    why = dict((n["key"], n["why"]) for n in found["not_backtested"])
+    assert why["prod/introduction/no_running_tasks"] == "no data for the period: aws.ecs.service.running"
+    assert why["prod/introduction/scale_from_zero_failed"].startswith("it combines prod/introduction/no_running_tasks")
+
+
+def test_the_text_and_markdown_reports_count_pages_and_incidents(
+    history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "cache")
+    code, out, _ = _backtest(capsys, "--cache", cache, fmt="markdown")
+    assert code == 0
+    assert "| `prod/introduction/age` | 2 | 2 | 8 |" in out
+    code, out, err = _backtest(capsys, "--cache", cache, fmt="text")
+    assert "0 points in 0 calls" in err  # the finished day came from the cache
+    assert code == 0
+    assert "page (@pagerduty-jobs-platform): 2 pages in 2 incidents" in out
+    assert "prod/introduction/age: 2 alerts, 2 pages" in out
+    assert "not backtested (2):" in out
+
+
+def test_a_period_beyond_what_cloudwatch_keeps_is_refused(aws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--definitions", str(DEFS), "backtest", "--env", "prod", "--days", "20", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "15 days" in err and "Traceback" not in err
+
+
+def test_no_credentials_is_a_clear_error(
+    aws: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    code = main(["--definitions", str(DEFS), "backtest", "--env", "prod", "--days", "1", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "no usable AWS credentials" in err and "Traceback" not in err
+
+
+def test_a_region_without_data_is_a_clear_error(aws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--definitions", str(DEFS), "backtest", "--env", "prod", "--days", "1", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "CloudWatch has no data for any monitor of prod in us-east-1" in err
+
+
+def test_raising_a_threshold_shows_the_pages_that_disappear(
+    history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, plain_git: None
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(DEFS, repo)
+    git(repo, "init", "-q")
+    commit(repo, "base")
+    prod = repo / "environments" / "prod.yaml"
+    raised = "queues:\n  introduction:\n    metrics:\n      age: {thresholds: {critical: 30000, warning: 25000}}\n"
+    prod.write_text(prod.read_text(encoding="utf-8") + raised, encoding="utf-8")
+    code, out, _ = _backtest(capsys, "--base", "HEAD", "--no-cache", fmt="text", defs=repo)
+    assert code == 0
+    at = [f"introduction {began.strftime('%Y-%m-%d %H:%MZ')}" for began in INCIDENTS]
+    assert f"prod: 2 pages in {HOURS / 24:g} days at HEAD -> 0; these 2 incidents would no longer page: " in out
+    assert all(hint[:-3] in out for hint in at)  # each incident named, by its queue and hour
+    code, out, _ = _backtest(capsys, "--base", "HEAD", "--no-cache", defs=repo)
+    base = json.loads(out)["base"]
+    assert (base["ref"], base["pages"], len(base["no_longer_paged"]), base["newly_paged"]) == ("HEAD", 2, 2, [])
