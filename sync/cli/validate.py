@@ -14,8 +14,8 @@ from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import counted
 from sync.definitions.load import load
 from sync.definitions.maintenance import stale
-from sync.expand.desired import undeclared
 from sync.errors import ObsError, Problem
+from sync.expand.desired import undeclared
 from sync.report.vocabulary import many
 
 # The version of the --format json document: a field is only ever added to it, never renamed or removed.

@@ -61,7 +61,9 @@ def expand_env(defs: Definitions, env: Environment) -> tuple[Resource, ...]:
 def left_out(defs: Definitions, env: Environment) -> dict[str, tuple[str, ...]]:
     """Metric -> the facts it rests on that the environment does not declare: it makes no monitor there."""
     metrics = {m.name: m for m in defs.metrics}
-    found = {name: tuple(sorted(f for f in facts_needed(m, metrics) if not env.declares(f))) for name, m in metrics.items()}
+    found = {
+        name: tuple(sorted(f for f in facts_needed(m, metrics) if not env.declares(f))) for name, m in metrics.items()
+    }
     return {name: missing for name, missing in found.items() if missing}
 
 

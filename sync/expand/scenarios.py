@@ -96,6 +96,7 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
         ),
         mutes=tuple(mutes),
         assumptions=tuple(sorted(used, key=notes.order)),
+        settled=(notes.SQS_COUNTER_UNIT,) if env.sqs_counters else (),
         slos={r.key: r.body for r in resources if r.kind == SLO},
         corrections=corrected,
         arrivals=arrived,

@@ -197,3 +197,16 @@ def test_bad_stories_name_file_and_line(
     err = capsys.readouterr().err
     assert where in err and message in err, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("declared", "passes"), [("counts", True), ("per_second", False)])
+def test_a_declared_unit_of_the_sqs_counters_is_the_only_reading_run(
+    declared: str, passes: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    defs = _defs(tmp_path)
+    env = defs / "environments" / "prod.yaml"
+    env.write_text(env.read_text().replace("region: us-east-1}", f"region: us-east-1, sqs_counters: {declared}}}"))
+    code, out = _test(defs, "trickle", capsys)
+    assert (code == 0) is passes, out
+    assert ("SQS counters per second" in out) is not passes  # a failure names its reading; the declared one only
+    assert "U4" not in out  # declared, not assumed

@@ -31,6 +31,7 @@ class Case:
     audience: Audience
     mutes: tuple[MuteWindow, ...] = ()
     assumptions: tuple[notes.Assumption, ...] = ()  # made while building the series
+    settled: tuple[notes.Assumption, ...] = ()  # facts the environment declares: not assumed, whatever reads them
     slos: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # key -> SLO body, for burn-rate alerts
     # SLO key -> the minutes its corrections cover (planned maintenance): slices there count as good.
     corrections: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
@@ -120,7 +121,7 @@ def simulate(case: Case) -> Result:
             sent[reading][key] = shared.sent(run, key)
     verdicts = tuple(_verdict(case, e, runs, sent, refused) for e in case.expectations)
     load = _load(case, shared) if case.load_keys else None
-    return Result(case, verdicts, runs, sent, tuple(sorted(used, key=notes.order)), load)
+    return Result(case, verdicts, runs, sent, tuple(sorted(used - set(case.settled), key=notes.order)), load)
 
 
 def _load(case: Case, shared: _Shared) -> Load:
