@@ -25,6 +25,7 @@ MONITOR: Mapping[str, str | None] = {
     "aws_scope": None,
     "retention_seconds": None,
     "in_flight_quota": None,
+    "stall_minutes": None,
     "sqs_count_scale": None,  # an environment's fact, not a queue's: see FACTS
     "critical": None,
     "warning": None,

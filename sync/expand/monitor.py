@@ -171,6 +171,12 @@ def _check_order(settings: Settings, thresholds: Mapping[str, float | int], comp
                 )
 
 
+def stall_minutes(max_processing_seconds: int | None) -> int:
+    """A window that always holds a delete while the workers are healthy: one and a half of the longest job, so
+    that jobs started together and deleted together never leave it empty; fifteen minutes at least."""
+    return max(15, math.ceil(1.5 * (max_processing_seconds or 0) / 60))
+
+
 def token_values(
     env: Environment,
     placed: PlacedQueue,
@@ -190,6 +196,7 @@ def token_values(
         "aws_scope": env.aws_scope,
         "retention_seconds": queue.retention_seconds,
         "in_flight_quota": queue.in_flight_quota,
+        "stall_minutes": stall_minutes(queue.max_processing_seconds),
     }
     if env.sqs_counters is not None:
         values["sqs_count_scale"] = SQS_COUNT_SCALE[env.sqs_counters]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sync.definitions import tokens
 from sync.definitions.model import Definitions, Environment, PublisherLog, Queue
@@ -69,5 +69,9 @@ def place(env: Environment, queue: Queue) -> PlacedQueue:
 
 
 def placed_queues(defs: Definitions, env: Environment) -> tuple[PlacedQueue, ...]:
-    """Every queue enabled in the environment, placed there, in inventory order."""
-    return tuple(place(env, queue) for queue in defs.env_queues[env.name])
+    """Every queue enabled in the environment, placed there, in inventory order, with its class's
+    max_processing_seconds where it declares none of its own."""
+    return tuple(
+        place(env, replace(queue, max_processing_seconds=defs.max_processing_seconds(queue)))
+        for queue in defs.env_queues[env.name]
+    )
