@@ -55,7 +55,7 @@ queues:
   - name: reports
     class: long
     description: Exports that may run for minutes.
-    retention_seconds: 1209600
+    retention_seconds: 864000  # 10 days: its DLQ keeps a message parked late in its life 4 more
     worker: {cluster: jobs, service: reports-worker, min_tasks: 1, max_tasks: 5}
     dlq: {name: reports-dlq, max_receive_count: 3, retention_seconds: 1209600}
     runbook: https://runbooks.example.com/jobs/reports

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from sync.core.retention import MAX_RETENTION_SECONDS, dlq_life
 from sync.definitions import names
 from sync.definitions.model import (
+    DEFAULT_DLQ_RETENTION_SECONDS,
     DEFAULT_IN_FLIGHT_QUOTA,
     DEFAULT_RETENTION_SECONDS,
     Dlq,
@@ -79,15 +81,16 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
     if dlq is not None and {"name", "max_receive_count"} - set(dlq):
         problems.add(source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them"))
     retention = raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS)
-    if dlq is not None and not raw.get("fifo") and dlq.get("retention_seconds", DEFAULT_RETENTION_SECONDS) < retention:
-        # Standard queues keep a message's original enqueue time when it moves to the DLQ (FIFO resets it).
+    kept = dlq.get("retention_seconds", DEFAULT_DLQ_RETENTION_SECONDS) if dlq is not None else 0
+    if dlq is not None and dlq_life(retention, kept, bool(raw.get("fifo"))) <= 0:
         problems.add(
             source.error(
                 (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
-                f"the DLQ keeps messages {dlq.get('retention_seconds', DEFAULT_RETENTION_SECONDS)} s, less than the "
-                f"queue's {retention} s: a parked message expires counting from when it was first sent, so it "
-                "could vanish before anyone sees it",
-                f"set dlq.retention_seconds to at least {retention} (1209600, 14 days, is the most SQS allows)",
+                f"the DLQ keeps messages {kept} s, no longer than the queue's {retention} s: a parked message "
+                "expires counting from when it was first sent, so it could vanish as soon as it is parked",
+                f"lower the queue's retention_seconds below {kept}"
+                + (f", or raise dlq.retention_seconds above {retention}" if retention < MAX_RETENTION_SECONDS else "")
+                + " (1209600 s, 14 days, is the most SQS keeps)",
             )
         )
     problems.raise_any()

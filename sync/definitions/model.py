@@ -18,6 +18,9 @@ from sync.definitions.source import Source
 from sync.errors import ObsError
 
 DEFAULT_RETENTION_SECONDS = 345_600  # SQS default: 4 days
+# What obs expects of a DLQ that declares no retention: the most SQS keeps (14 days), so that a message parked
+# late in its queue life still waits there for days (sync.core.retention); obs audit checks the live queue.
+DEFAULT_DLQ_RETENTION_SECONDS = 1_209_600
 DEFAULT_IN_FLIGHT_QUOTA = 120_000  # per queue, standard and FIFO alike since AWS raised the FIFO limit
 DEFAULT_NAMING = "[[env]]-[[name]]"
 
@@ -34,7 +37,7 @@ class Worker:
 class Dlq:
     name: str
     max_receive_count: int
-    retention_seconds: int = DEFAULT_RETENTION_SECONDS
+    retention_seconds: int = DEFAULT_DLQ_RETENTION_SECONDS
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from sync.core.kinds import MONITOR
 from sync.core.resources import Resource
+from sync.core.retention import dlq_life
 from sync.definitions import tokens
 from sync.definitions.model import Environment, Metric, Queue
 from sync.definitions.source import MAX_NUMBER
@@ -124,6 +125,9 @@ def _thresholds(settings: Settings, queue: Queue, key: str) -> dict[str, float |
             "in_flight_quota": queue.in_flight_quota,
             "max_tasks": queue.worker.max_tasks if queue.worker else None,
             "dlq_retention_seconds": queue.dlq.retention_seconds if queue.dlq else None,
+            "dlq_life_seconds": (
+                dlq_life(queue.retention_seconds, queue.dlq.retention_seconds, queue.fifo) if queue.dlq else None
+            ),
         }[basis_name]
         if basis is None:
             raise settings.error(

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 
 from sync.aws.core.declared import QueueSpec
 from sync.aws.core.findings import ERROR, INFO, WARNING, Finding
+from sync.core.retention import MAX_RETENTION_SECONDS, dlq_life
 
 LONG_POLL_SECONDS = 20  # the longest ReceiveMessage wait SQS allows
 VISIBILITY_MARGIN = 1.1  # visibility timeout = 1.1 x the longest a job may run
-MAX_RETENTION_SECONDS = 1_209_600  # 14 days, the SQS maximum
 
 Attributes = Mapping[str, str]
 
@@ -157,7 +157,7 @@ def check_dlq_retention(spec: QueueSpec, source: Attributes, dlq: Attributes) ->
     if spec.fifo or spec.dlq_name is None:
         return []  # FIFO queues reset the enqueue time when a message moves to the DLQ
     kept, source_kept = _seconds(dlq, "MessageRetentionPeriod"), _seconds(source, "MessageRetentionPeriod")
-    if kept is None or source_kept is None or kept > source_kept:
+    if kept is None or source_kept is None or dlq_life(source_kept, kept, fifo=False) > 0:
         return []
     wanted = min(MAX_RETENTION_SECONDS, max(source_kept + 86_400, 2 * source_kept))
     region, url = spec.region, spec.url.rsplit("/", 1)[0] + "/" + spec.dlq_name
