@@ -45,7 +45,7 @@ LOW_QUEUE = """
   - name: low
     class: long
     description: Jobs that may exceed 10 s (ledger export and import); capped workers instead of an SLO.
-    retention_seconds: 1209600
+    retention_seconds: 864000  # 10 days: its DLQ keeps a message parked late in its life 4 more
     worker: {cluster: jobs, service: low-worker, min_tasks: 1, max_tasks: 5}
     dlq: {name: low-dlq, max_receive_count: 3, retention_seconds: 1209600}
     topics:

@@ -258,4 +258,5 @@ def _environment(source: Source, now: datetime, problems: Problems) -> Environme
         slo=data.get("slo", {}),
         account_tag=data["aws"].get("account_tag"),
         sqs_counters=data["aws"].get("sqs_counters"),
+        page_grouping_minutes=data.get("page_grouping_minutes", 0),
     )

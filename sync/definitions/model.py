@@ -172,6 +172,8 @@ class Environment:
     account_tag: str | None = None
     # How Datadog holds the SQS counters here ("counts" or "per_second"), if declared: checked in Metrics Summary.
     sqs_counters: str | None = None
+    # The page audience's alert grouping window (PagerDuty time-based grouping), minutes; 0: none declared.
+    page_grouping_minutes: int = 0
     # The definitions set's namespace (queues.yaml), which every object of this environment is marked with.
     ownership: Ownership = NO_NAMESPACE
 

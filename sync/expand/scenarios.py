@@ -92,7 +92,10 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
         monitors={key: r.body for key, r in monitors.items()},
         expectations=tuple(expectations),
         audience=Audience(
-            frozenset(env.notify.get("page", ())), frozenset(env.notify.get("chat", ())), scenario.incident_open
+            frozenset(env.notify.get("page", ())),
+            frozenset(env.notify.get("chat", ())),
+            scenario.incident_open,
+            env.page_grouping_minutes,
         ),
         mutes=tuple(mutes),
         assumptions=tuple(sorted(used, key=notes.order)),

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sync.core.evaluation.tasks import TASK_COUNTS
 from sync.definitions.model import Definitions, Environment, Metric, Queue
 from sync.definitions.overlay import deep_merge
 from sync.definitions.source import KeyPath, Source
@@ -62,7 +63,7 @@ def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) ->
     src = env.source
     return (
         Layer(BUILTIN),
-        Layer({"evaluation_delay": EVALUATION_DELAY[env.metrics_source]}, src, ("metrics_source",)),
+        Layer({"evaluation_delay": EVALUATION_DELAY[_source(env, metric, queue.cls)]}, src, ("metrics_source",)),
         Layer(metric.settings, metric.source, ()),
         Layer(metric.by_class.get(queue.cls, {}), metric.source, ("by_class", queue.cls)),
         *_catalogue_layers(defs, queue, metric),
@@ -74,6 +75,14 @@ def layers(defs: Definitions, env: Environment, queue: Queue, metric: Metric) ->
             env_queue.get("metrics", {}).get(metric.name, {}), src, ("queues", queue.name, "metrics", metric.name), True
         ),
     )
+
+
+def _source(env: Environment, metric: Metric, cls: str) -> str:
+    """How the metric's data reaches Datadog: the environment's metrics source, except for ECS task counts, which
+    come from the ECS API, polled by the AWS integration whatever carries CloudWatch's metrics (Metric Streams
+    cannot send them: https://docs.datadoghq.com/integrations/amazon_ecs/): a query reading one waits as long."""
+    query = str(metric.by_class.get(cls, {}).get("query") or metric.settings.get("query") or "")
+    return "crawler" if any(name in query for name in TASK_COUNTS) else env.metrics_source
 
 
 def _catalogue_layers(defs: Definitions, queue: Queue, metric: Metric) -> tuple[Layer, ...]:

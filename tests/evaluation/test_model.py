@@ -353,6 +353,17 @@ def test_what_counts_as_a_page() -> None:
     assert still_open.paged(Notification(5, "alert", ALERT, frozenset({"@pd"})))
 
 
+def test_alerts_within_the_grouping_window_join_the_open_incident() -> None:
+    """PagerDuty time-based alert grouping: the window rolls on from the last alert grouped into the incident."""
+    pages = [(91, "d"), (71, "a"), (73, "b"), (81, "c"), (125, "e"), (150, "f")]
+    assert Audience(frozenset({"@pd"}), frozenset()).opening(pages) == sorted(pages)  # none declared
+    grouped = Audience(frozenset({"@pd"}), frozenset(), group_minutes=30)
+    # 73, 81 and 91 join 71's incident (each within 30 min of the one before); 125 is 34 min after 91: a new
+    # incident, which 150 joins.
+    assert grouped.opening(pages) == [(71, "a"), (125, "e")]
+    assert grouped.opening([(0, "a"), (30, "b")]) == [(0, "a"), (30, "b")]  # 30 minutes apart is not within
+
+
 def _burn_rate_alert(short_window: str) -> tuple[dict[str, Any], dict[str, Any]]:
     slo = {
         "type": "time_slice",

@@ -66,6 +66,9 @@ class Audience:
     page: frozenset[str]
     chat: frozenset[str]
     incident_open: bool = False  # the responder keeps the incident open: a renotification joins it
+    # The page audience's alert grouping (PagerDuty time-based): an alert within this many minutes of the last
+    # alert grouped into an incident joins it and notifies no one anew. 0: every page opens its own incident.
+    group_minutes: int = 0
 
     def paged(self, n: Notification) -> bool:
         """An unmuted alert (or no data, or a downtime's end) reaching the page audience. A warning pages only
@@ -76,6 +79,17 @@ class Audience:
         if n.kind == "warning" or (n.kind in ("downtime_end", "renotify") and n.state == WARN):
             return bool(n.targets & (self.page - self.chat))
         return bool(n.targets & self.page)
+
+    def opening(self, pages: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+        """The pages (minute, monitor) that open an incident: with grouping, a page joins the incident when it
+        comes within the window of the last page grouped into it (the window rolls on with each one)."""
+        opened: list[tuple[int, str]] = []
+        last: int | None = None
+        for t, key in sorted(pages):
+            if last is None or not self.group_minutes or t - last >= self.group_minutes:
+                opened.append((t, key))
+            last = t
+        return opened
 
 
 @dataclass(frozen=True)
@@ -243,9 +257,14 @@ def _one_incident(seen: _Seen) -> Check:
             if seen.audience.paged(n):
                 for handle in sorted(n.targets & seen.audience.page):
                     heard.setdefault(handle, []).append((n.t, k))
-    worst = max(sorted(heard), key=lambda handle: len(heard[handle]))
-    most = sorted(heard[worst])
+    opened = {handle: seen.audience.opening(found) for handle, found in heard.items()}
+    worst = max(sorted(opened), key=lambda handle: len(opened[handle]))
+    most = opened[worst]
     detail = f"paged {worst} {len(most)} time{'s' * (len(most) != 1)} (minutes: {_minutes(seen.expectation, most)})"
+    if joined := len(heard[worst]) - len(most):
+        detail += (
+            f"; {joined} more alert{'s' * (joined != 1)} joined (grouped within {seen.audience.group_minutes} min)"
+        )
     return Check(len(most) <= seen.expectation.count, detail, seen.observed, most[-1][0], most[-1][1])
 
 

@@ -128,15 +128,16 @@ def _load(case: Case, shared: _Shared) -> Load:
     """Pager load, under the open window end at the latest arrival (the reading the report shows); a monitor
     the model refuses adds nothing."""
     _, open_end, series = next((r for r in case.readings() if LATEST.name in r[0]), case.readings()[0])
-    pages = notified = 0
+    paged: list[tuple[int, str]] = []
+    notified = 0
     for key in case.load_keys:
         try:
             sent = shared.sent(shared.run(key, open_end, series), key)
         except Refused:
             continue
-        pages += sum(case.audience.paged(n) for n in sent)
+        paged += [(n.t, key) for n in sent if case.audience.paged(n)]
         notified += sum(not n.muted and bool(n.targets) for n in sent)
-    return Load(pages, notified, case.duration)
+    return Load(len(case.audience.opening(paged)), notified, case.duration)
 
 
 class _Shared:
