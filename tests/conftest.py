@@ -104,9 +104,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After a whole, green `pytest --update-golden`, delete the golden files no test wrote: they are stale.
     A partial run (paths, -k, -m, a failure) cannot know which files the tests it left out would write."""
     config = session.config
-    if not config.getoption("--update-golden"):
-        return
+    if not config.getoption("--update-golden") or hasattr(config, "workerinput"):
+        return  # a pytest-xdist worker knows only the files it wrote itself: the controller decides
     whole = config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.stash[DESELECTED]
+    # Under pytest-xdist the workers wrote the files, and the controller's record of them is empty.
+    whole = whole and not getattr(config.option, "numprocesses", None)
     whole = whole and exitstatus == 0 and not session.testsfailed
     stale = sorted(p for p in GOLDEN.rglob("*") if p.is_file() and p not in config.stash[GOLDEN_WRITTEN])
     reporter = config.pluginmanager.get_plugin("terminalreporter")
