@@ -147,7 +147,7 @@ def _obs(definitions: Path, *argv: str) -> int:
 def _verdict(definitions: Path) -> str:
     if _obs(definitions, "validate") != 0:
         return "refused"  # a validation rule caught the edit before any scenario ran
-    return "survived" if _obs(definitions, "test") == 0 else "killed"
+    return "survived" if _obs(definitions, "test", "--fail-fast") == 0 else "killed"
 
 
 def _apply(root: Path, mutation: Mutation) -> bool:

@@ -30,6 +30,11 @@ def register(commands: Commands) -> None:
     )
     parser.add_argument("--env", metavar="ENV", help="only this environment")
     parser.add_argument("--scenario", metavar="NAME", help="only this scenario (its file name or its name)")
+    parser.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first scenario run that fails, and report the runs so far",
+    )
     format_option(parser, ("text", "json"))
     parser.add_argument(
         "--verbose",
@@ -51,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     progress = Progress("obs test", len(runs), sys.stderr)
     try:
-        results, skipped = _run(defs, runs, progress)
+        results, skipped = _run(defs, runs, progress, fail_fast=args.fail_fast)
     finally:
         progress.close()
     if not results:
@@ -64,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(
-    defs: Definitions, runs: Sequence[tuple[Scenario, Environment]], progress: Progress
+    defs: Definitions, runs: Sequence[tuple[Scenario, Environment]], progress: Progress, *, fail_fast: bool = False
 ) -> tuple[list[tuple[str, Result]], list[tuple[str, str, str]]]:
     """Each scenario in each environment: (file, result) for those that apply, (file, env, why) for the rest."""
     expanded: dict[tuple[str, object], tuple[Definitions, Environment, tuple[Resource, ...]]] = {}
@@ -83,6 +88,8 @@ def _run(
             skipped.append((file, env.name, placed))
         else:
             results.append((file, simulate(placed)))
+            if fail_fast and not results[-1][1].passed:
+                break
     return results, skipped
 
 

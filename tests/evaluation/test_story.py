@@ -210,3 +210,13 @@ def test_a_declared_unit_of_the_sqs_counters_is_the_only_reading_run(
     assert (code == 0) is passes, out
     assert ("SQS counters per second" in out) is not passes  # a failure names its reading; the declared one only
     assert "U4" not in out  # declared, not assumed
+
+
+def test_fail_fast_stops_at_the_first_failing_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(FIXTURE), "test"]) == 1
+    every = capsys.readouterr().out
+    assert main(["--definitions", str(FIXTURE), "test", "--fail-fast"]) == 1
+    first = capsys.readouterr().out
+    ran = [line for line in first.splitlines() if line.startswith(("pass ", "FAIL "))]
+    assert ran and ran[-1].startswith("FAIL ") and all(line.startswith("pass ") for line in ran[:-1])
+    assert len(ran) < len([line for line in every.splitlines() if line.startswith(("pass ", "FAIL "))])
