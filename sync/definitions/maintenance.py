@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sync.core import durations, recurrence
-from sync.definitions.model import BURN_ALERTS, LIVE, Schedule, Window, maintenance_of
+from sync.definitions.model import ALL, BURN_ALERTS, LIVE, Schedule, Window, maintenance_of
 from sync.definitions.names import suggest
 from sync.definitions.source import KeyPath, Source, read
 from sync.errors import ObsError, Problems
@@ -53,7 +53,7 @@ def windows(source: Source, now: datetime, problems: Problems) -> tuple[Window, 
                 queues=tuple(scope) if isinstance(scope, list) else None,
                 cls=scope.get("class") if isinstance(scope, dict) else None,
                 parking=tuple(raw.get("parking", ())),
-                mutes=tuple(raw["mutes"]) if "mutes" in raw else None,
+                mutes=None if "mutes" not in raw else ALL if raw["mutes"] == "all" else tuple(raw["mutes"]),
                 drain_minutes=raw.get("drain_minutes"),
                 index=index,
             )
@@ -225,7 +225,7 @@ def check(defs: Definitions, problems: Problems, failed_metrics: Set[str], faile
                         problems.add(_unknown(env.source, (*at, key, index), "queue", name, queues))
             if window.cls is not None and window.cls not in defs.classes:
                 problems.add(_unknown(env.source, (*at, "queues", "class"), "class", window.cls, set(defs.classes)))
-            for index, name in enumerate(window.mutes or ()):
+            for index, name in enumerate(window.mutes if window.mutes not in (None, ALL) else ()):
                 if name not in metrics:
                     problems.add(_unknown(env.source, (*at, "mutes", index), "metric", name, metrics))
 
@@ -238,7 +238,9 @@ def _unknown(source: Source, at: KeyPath, what: str, name: str, known: set[str])
 
 
 def mutes(defs: Definitions, window: Window) -> tuple[str, ...]:
-    """The metrics a window mutes: its own list, else what the metric files declare."""
+    """The metrics a window mutes: its own list (every one for `all`), else what the metric files declare."""
+    if window.mutes == ALL:
+        return tuple(maintenance_of(defs.metrics))
     return window.mutes if window.mutes is not None else mutes_by_default(defs)
 
 

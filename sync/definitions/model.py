@@ -114,6 +114,10 @@ BURN_ALERTS = ("slo-fast-burn", "slo-slow-burn")
 BURN_ALERTS_MAINTENANCE = PARKED
 
 
+# A window's `mutes: all`: every monitor of its queues, live ones included (out of hours, nobody on call).
+ALL: tuple[str, ...] = ("all",)
+
+
 def maintenance_of(metrics: Iterable[Metric]) -> dict[str, str]:
     """How a window that names nothing treats each monitor it may mute: each metric as its file declares
     (`maintenance`), the burn-rate alerts as parked."""
@@ -143,7 +147,7 @@ class Window:
     queues: tuple[str, ...] | None  # None: every queue (or every queue of `cls`)
     cls: str | None
     parking: tuple[str, ...]
-    mutes: tuple[str, ...] | None  # None: every monitor whose metric is not declared live (maintenance_of)
+    mutes: tuple[str, ...] | None  # None: every monitor whose metric is not declared live (maintenance_of); ALL
     drain_minutes: int | None  # None: from each queue's class
     index: int  # where it sits in the environment's `maintenance` list, for errors
 

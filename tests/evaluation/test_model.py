@@ -362,6 +362,10 @@ def test_alerts_within_the_grouping_window_join_the_open_incident() -> None:
     # incident, which 150 joins.
     assert grouped.opening(pages) == [(71, "a"), (125, "e")]
     assert grouped.opening([(0, "a"), (30, "b")]) == [(0, "a"), (30, "b")]  # 30 minutes apart is not within
+    # Only an open incident takes alerts in: once every alert in it has recovered it is resolved.
+    assert grouped.opening([(0, "a"), (10, "b")], [(5, "a")]) == [(0, "a"), (10, "b")]
+    assert grouped.opening([(0, "a"), (3, "b"), (10, "c")], [(5, "a")]) == [(0, "a")]  # b still alerting
+    assert grouped.opening([(0, "a"), (5, "b")], [(5, "a")]) == [(0, "a"), (5, "b")]  # recovery goes first
 
 
 def _burn_rate_alert(short_window: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -80,15 +80,29 @@ class Audience:
             return bool(n.targets & (self.page - self.chat))
         return bool(n.targets & self.page)
 
-    def opening(self, pages: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
-        """The pages (minute, monitor) that open an incident: with grouping, a page joins the incident when it
-        comes within the window of the last page grouped into it (the window rolls on with each one)."""
+    def closed(self, n: Notification) -> bool:
+        """A recovery reaching the page audience: it resolves its monitor's alert in the incident."""
+        return not n.muted and n.kind == "recovery" and bool(n.targets & self.page)
+
+    def opening(
+        self, pages: Sequence[tuple[int, str]], closes: Sequence[tuple[int, str]] = ()
+    ) -> list[tuple[int, str]]:
+        """The pages (minute, monitor) that open an incident. With grouping, a page joins the open incident when
+        it comes within the window of the last alert grouped into it (the window rolls on with each one); an
+        incident whose alerts have all recovered is resolved, and the next page opens a new one."""
         opened: list[tuple[int, str]] = []
-        last: int | None = None
-        for t, key in sorted(pages):
-            if last is None or not self.group_minutes or t - last >= self.group_minutes:
+        alerting: set[str] = set()
+        last = 0
+        # At one minute a recovery goes first: a page then finds the incident resolved, not joined.
+        for t, is_page, key in sorted([*((t, False, k) for t, k in closes), *((t, True, k) for t, k in pages)]):
+            if not is_page:
+                alerting.discard(key)
+            elif alerting and self.group_minutes and t - last < self.group_minutes:
+                alerting.add(key)
+                last = t
+            else:
                 opened.append((t, key))
-            last = t
+                alerting, last = {key}, t
         return opened
 
 
@@ -252,12 +266,13 @@ def _one_incident(seen: _Seen) -> Check:
     if not seen.pages:
         return Check(False, "paged no one", seen.observed, None, seen.key)
     heard: dict[str, list[tuple[int, str]]] = {}
+    closes: dict[str, list[tuple[int, str]]] = {}
     for k in seen.expectation.keys:
         for n in seen.sent[k]:
-            if seen.audience.paged(n):
-                for handle in sorted(n.targets & seen.audience.page):
-                    heard.setdefault(handle, []).append((n.t, k))
-    opened = {handle: seen.audience.opening(found) for handle, found in heard.items()}
+            into = heard if seen.audience.paged(n) else closes if seen.audience.closed(n) else {}
+            for handle in sorted(n.targets & seen.audience.page):
+                into.setdefault(handle, []).append((n.t, k))
+    opened = {handle: seen.audience.opening(found, closes.get(handle, ())) for handle, found in heard.items()}
     worst = max(sorted(opened), key=lambda handle: len(opened[handle]))
     most = opened[worst]
     detail = f"paged {worst} {len(most)} time{'s' * (len(most) != 1)} (minutes: {_minutes(seen.expectation, most)})"

@@ -129,6 +129,7 @@ def _load(case: Case, shared: _Shared) -> Load:
     the model refuses adds nothing."""
     _, open_end, series = next((r for r in case.readings() if LATEST.name in r[0]), case.readings()[0])
     paged: list[tuple[int, str]] = []
+    closes: list[tuple[int, str]] = []
     notified = 0
     for key in case.load_keys:
         try:
@@ -136,8 +137,9 @@ def _load(case: Case, shared: _Shared) -> Load:
         except Refused:
             continue
         paged += [(n.t, key) for n in sent if case.audience.paged(n)]
+        closes += [(n.t, key) for n in sent if case.audience.closed(n)]
         notified += sum(not n.muted and bool(n.targets) for n in sent)
-    return Load(len(case.audience.opening(paged)), notified, case.duration)
+    return Load(len(case.audience.opening(paged, closes)), notified, case.duration)
 
 
 class _Shared:
