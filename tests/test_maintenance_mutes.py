@@ -121,3 +121,20 @@ def test_metric_streams_shorten_both_graces(defs: Path) -> None:
     assert found["jobs/oldest_wait"] == WINDOW + 10 + maintenance.SETTLE_MINUTES["streams"]
     assert found["jobs/nothing_deleted"] == WINDOW + maintenance.RESTART_MINUTES["streams"]
     assert maintenance.RESTART_MINUTES["streams"] < RESTART
+
+
+def test_a_window_that_mutes_all_mutes_the_live_metrics_too(defs: Path) -> None:
+    env = defs / "environments" / "prod.yaml"
+    env.write_text(env.read_text().replace("    parking: [inbox]\n", "    parking: [inbox]\n    mutes: all\n"))
+    found = muted(defs)
+    assert found["jobs/task_memory"] == WINDOW + RESTART  # live: never muted by a window that names nothing
+    assert {"jobs/oldest_wait", "jobs/nothing_deleted", "jobs/slo-fast-burn"} <= set(found)
+    assert "inbox/task_memory" not in found  # parking queues still hold only their parked metrics
+
+
+def test_mutes_takes_names_or_all_and_nothing_else(defs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env = defs / "environments" / "prod.yaml"
+    env.write_text(env.read_text().replace("    parking: [inbox]\n", "    parking: [inbox]\n    mutes: everything\n"))
+    assert main(["--definitions", str(defs), "validate"]) == 1
+    err = capsys.readouterr().err
+    assert "environments/prod.yaml:13: maintenance[0].mutes" in err and "write all" in err
