@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from sync.core import durations
 from sync.core.retention import MAX_RETENTION_SECONDS, dlq_life
 from sync.definitions import names
 from sync.definitions.model import (
@@ -21,6 +22,8 @@ from sync.definitions.model import (
 from sync.definitions.overlay import deep_merge
 from sync.definitions.source import Source
 from sync.errors import Problems
+
+MAX_SILENCE_MINUTES = 1440
 
 
 def inventory_queues(
@@ -93,6 +96,15 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
                 + " (1209600 s, 14 days, is the most SQS keeps)",
             )
         )
+    silence = durations.minutes(raw["expects_messages_within"], "mh") if "expects_messages_within" in raw else None
+    if silence is not None and silence > MAX_SILENCE_MINUTES:  # a monitor's window is at most a day
+        problems.add(
+            source.error(
+                (*at, "expects_messages_within"),
+                f"{silence} minutes of silence is more than a day, the longest window a monitor can sum",
+                "write at most 24h; a queue quiet for longer needs no silence check",
+            )
+        )
     problems.raise_any()
     log = raw.get("publisher_log")
     return Queue(
@@ -106,6 +118,7 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
         content_based_deduplication=raw.get("content_based_deduplication"),
         retention_seconds=raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS),
         max_processing_seconds=raw.get("max_processing_seconds"),
+        silence_minutes=silence,
         in_flight_quota=raw.get("in_flight_quota", DEFAULT_IN_FLIGHT_QUOTA),
         worker=Worker(**worker) if worker else None,
         dlq=Dlq(**dlq) if dlq else None,

@@ -66,6 +66,7 @@ class Queue:
     content_based_deduplication: bool | None = None  # None: not declared, so not checked
     retention_seconds: int = DEFAULT_RETENTION_SECONDS
     max_processing_seconds: int | None = None  # None: the class's, see Definitions.max_processing_seconds
+    silence_minutes: int | None = None  # expects_messages_within: the longest its producers may be silent
     in_flight_quota: int = DEFAULT_IN_FLIGHT_QUOTA
     worker: Worker | None = None
     dlq: Dlq | None = None
@@ -75,12 +76,13 @@ class Queue:
     metrics: Mapping[str, Overlay] = field(default_factory=dict)
 
     def has(self, feature: str) -> bool:
-        """Whether the queue has a feature a metric may require: worker, dlq, topics or slo."""
+        """Whether the queue has a feature a metric may require: worker, dlq, topics, slo or traffic."""
         return {
             "worker": self.worker is not None,
             "dlq": self.dlq is not None,
             "topics": bool(self.topics),
             "slo": self.slo_seconds is not None,
+            "traffic": self.silence_minutes is not None,
         }[feature]
 
 

@@ -30,6 +30,7 @@ MONITOR: Mapping[str, str | None] = {
     "critical": None,
     "warning": None,
     "slo_seconds": "slo",
+    "silence_minutes": "traffic",
     "dlq_name": "dlq",
     "max_receive_count": "dlq",
     "dlq_retention_seconds": "dlq",

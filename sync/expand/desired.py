@@ -109,7 +109,13 @@ def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
 
 
 # The queue attribute behind each feature a metric may need.
-_FEATURE_FIELD = {"slo": "slo_seconds", "worker": "worker", "dlq": "dlq", "topics": "topics"}
+_FEATURE_FIELD = {
+    "slo": "slo_seconds",
+    "worker": "worker",
+    "dlq": "dlq",
+    "topics": "topics",
+    "traffic": "expects_messages_within",
+}
 
 
 Needs = dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]  # (metric, class) -> features, per expansion

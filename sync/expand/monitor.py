@@ -208,6 +208,8 @@ def token_values(
         values.update(critical=thresholds["critical"], warning=thresholds.get("warning", "none"))
     if queue.slo_seconds is not None:
         values["slo_seconds"] = queue.slo_seconds
+    if queue.silence_minutes is not None:
+        values["silence_minutes"] = queue.silence_minutes
     if queue.dlq and placed.dlq_sqs_name:
         values.update(
             dlq_name=placed.dlq_sqs_name,
