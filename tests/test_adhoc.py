@@ -77,14 +77,35 @@ def test_ending_names_the_muted_monitors_still_alerting(obs: Obs, dd: FakeDatado
     dd.set_monitor_state(by_key["staging/high/age"], "Alert")
     dd.set_monitor_state(by_key["staging/high/depth"], "No Data")  # it pages on no data
     dd.set_monitor_state(by_key["staging/high/dlq"], "Alert")  # not muted by maintenance: not named
-    assert obs("maintenance", "end", "--env", "staging", "--queue", "high") == 0, obs.err
+    assert obs("maintenance", "end", "--env", "staging", "--queue", "high", "--now") == 0, obs.err
     assert adhoc_live(dd) == Counter()
     alerting = [line for line in obs.out.splitlines() if line.startswith("  ")]
     assert [line.split()[:2] for line in alerting] == [["staging/high/age", "Alert:"], ["staging/high/depth", "No"]]
     # The ad-hoc downtimes notify on cancel, so Datadog tells on call again now.
-    assert "Datadog notifies" in obs.out
+    assert "Datadog notifies it now" in obs.out
     started = [d["attributes"] for d in dd.downtimes.values()]
     assert all("canceled" in a["notify_end_types"] for a in started)
+
+
+def test_ending_lets_each_downtime_run_until_its_metrics_show_the_maintenance_over(obs: Obs, dd: FakeDatadog) -> None:
+    """Ended early, the downtimes expire as a planned window's grace would: a stopped metric's once a restart
+    shows (staging crawls: 25 min), a parked one's once the queue's drain grace is over too. Ended at once, the
+    monitors would notify of the states they still hold from the maintenance's data."""
+    assert obs("sync", "--env", "staging") == 0, obs.err
+    assert obs(*START) == 0, obs.err
+    before = datetime.now(UTC)
+    assert obs("maintenance", "end", "--env", "staging", "--queue", "high") == 0, obs.err
+    ends = {}
+    for item in dd.downtimes.values():
+        key = maintenance.adhoc_key(str(item["attributes"]["message"]))
+        if key is not None:
+            ends[key] = datetime.fromisoformat(item["attributes"]["schedule"]["end"].replace("Z", "+00:00"))
+            assert item["attributes"]["canceled"] is None
+    restart = maintenance.RESTART_MINUTES["crawler"]
+    stopped = ends["staging/high/consumers_stuck"] - before
+    assert timedelta(minutes=restart - 1) <= stopped <= timedelta(minutes=restart + 1)
+    assert ends["staging/high/age"] - before > stopped  # parked work must drain as well
+    assert "--now cancels at once" in obs.out
 
 
 def test_ending_downtimes_that_do_not_notify_on_cancel_says_so(obs: Obs, dd: FakeDatadog) -> None:
@@ -98,5 +119,5 @@ def test_ending_downtimes_that_do_not_notify_on_cancel_says_so(obs: Obs, dd: Fak
     body = {**made, "notify_end_types": ["expired"]}
     dd.create_downtime(body)
     dd.set_monitor_state(by_key["staging/high/age"], "Warn")
-    assert obs("maintenance", "end", "--env", "staging", "--queue", "high") == 0, obs.err
+    assert obs("maintenance", "end", "--env", "staging", "--queue", "high", "--now") == 0, obs.err
     assert "staging/high/age" in obs.out and "will not notify again until it changes state" in obs.out, obs.out

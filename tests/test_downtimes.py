@@ -127,7 +127,7 @@ def test_an_ad_hoc_window_survives_a_sync_until_ended(obs: Obs, dd: FakeDatadog)
     assert "nightly-migrations" in obs.out and "disk swap" in obs.out and "ad-hoc" in obs.out
     assert "1 h 59 min left" in obs.out or "2 h left" in obs.out
 
-    assert obs("maintenance", "end", "--env", "prod", "--queue", "high") == 0, obs.err
+    assert obs("maintenance", "end", "--env", "prod", "--queue", "high", "--now") == 0, obs.err
     assert "ended 7 ad-hoc downtimes" in obs.out
     assert len(live_downtimes(dd)) == scheduled
 

@@ -25,8 +25,10 @@ from sync.core.resources import Resource, forged_marker
 from sync.datadog import adhoc, listing
 from sync.datadog.client import Datadog, RequestFailed
 from sync.definitions.maintenance import mutes_by_default
+from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
 from sync.expand import maintenance
+from sync.expand.settings import Shared
 from sync.report.vocabulary import many
 
 
@@ -40,9 +42,17 @@ def register(commands: Commands) -> None:
     start.add_argument("--queue", required=True, help="the queue's logical name")
     start.add_argument("--for", dest="length", type=_length, default=60, metavar="DURATION", help="e.g. 90m, 2h (1h)")
     start.add_argument("--reason", default="", help="why, for the downtime's message")
-    end = actions.add_parser("end", help="cancel a queue's ad-hoc downtimes (planned windows stay)")
+    end = actions.add_parser(
+        "end",
+        help="end a queue's ad-hoc downtimes once its metrics can show the restart (planned windows stay)",
+        description="Ends a queue's ad-hoc downtimes. Each expires as late as a planned window's would after its "
+        "end: once the metrics show the workers back (about 13 minutes with Metric Streams, 25 with the crawler), "
+        "and for parked work once the queue's drain grace is over too. Monitors still alerting then notify. "
+        "--now cancels them at once, and monitors still alerting on the maintenance's old data notify now.",
+    )
     end.add_argument("--env", required=True, help="the environment")
     end.add_argument("--queue", required=True, help="the queue's logical name")
+    end.add_argument("--now", action="store_true", help="cancel at once instead of after the metrics' delay")
     listing = actions.add_parser("list", help="planned and ad-hoc windows with their remaining time")
     listing.add_argument("--env", required=True, help="the environment")
     listing.add_argument("--queue", help="only this queue's windows")
@@ -73,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             if args.action == "start":
                 return _start(dd, args, mutes_by_default(defs), desired)
             if args.action == "end":
-                return _end(dd, args, mutes_by_default(defs))
+                return _end(dd, args, mutes_by_default(defs), _grace(defs, env, args.queue))
             return _list(dd, args)
         except RequestFailed as exc:
             # A read, or a cancel: either refused, or with no answer at all (then it may have happened).
@@ -123,18 +133,42 @@ def _start(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], desire
     return Exit.OK
 
 
-def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str]) -> int:
-    ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", _adhoc_key(dd))
+def _grace(defs: Definitions, env: Environment, queue: str | None) -> Callable[[str], int]:
+    """Minutes each of the queue's ad-hoc downtimes (by key) still mutes once ended."""
+    found = next((q for q in defs.env_queues[env.name] if q.name == queue), None)
+    shared: Shared = {}
+
+    def grace(key: str) -> int:
+        metric = Key.of(key).metric
+        return 0 if found is None or metric is None else maintenance.end_grace(defs, env, found, metric, shared)
+
+    return grace
+
+
+def _end(dd: Datadog, args: argparse.Namespace, metrics: Sequence[str], grace: Callable[[str], int]) -> int:
+    now = datetime.now(UTC).replace(microsecond=0)
+
+    def expiry(key: str) -> datetime | None:
+        return None if args.now else now + timedelta(minutes=grace(key))
+
+    ended, notified = adhoc.end(dd, f"{args.env}/{args.queue}/", _adhoc_key(dd), expiry)
+    when = "now" if args.now else "when it expires, once its metrics show the maintenance over"
     print(f"ended {many(ended, 'ad-hoc downtime')} of {args.queue} in {args.env}")
     if not ended:
         return Exit.OK
+    if not args.now:
+        longest = max(grace(f"{args.env}/{args.queue}/{metric}") for metric in metrics)
+        print(
+            f"each expires once its metrics can show the workers back (parked work: drained), at most "
+            f"{longest} min from now, by {now + timedelta(minutes=longest):%H:%M} UTC; --now cancels at once"
+        )
     tags = ",".join([*dd.ownership.monitor_tags(), f"env:{args.env}", f"queue:{args.queue}"])
     still = adhoc.alerting(dd, tags, metrics)
     if still:
         print("Muted monitors still alerting:")
     for key, state in still:
         if notified:
-            print(f"  {key}  {state}: Datadog notifies it now (the downtime notifies when canceled)")
+            print(f"  {key}  {state}: Datadog notifies it {when}, if it still alerts then")
         else:
             print(f"  {key}  {state}: muted when it changed state, it will not notify again until it changes state")
     return Exit.OK

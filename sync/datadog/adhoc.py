@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sync.core.kinds import DOWNTIME, MONITOR
@@ -89,17 +90,34 @@ def _undo(dd: Datadog, keys: set[str], key_of: KeyOf, before: Mapping[str, Seque
     return left
 
 
-def end(dd: Datadog, prefix: str, key_of: KeyOf) -> tuple[int, bool]:
-    """Cancel the live ad-hoc downtimes whose key starts with `prefix`: how many, and whether all of them
-    notify on cancel (then Datadog notifies the monitors that are still alerting)."""
+def end(dd: Datadog, prefix: str, key_of: KeyOf, until: Callable[[str], datetime | None]) -> tuple[int, bool]:
+    """End the live ad-hoc downtimes whose key starts with `prefix`: each expires at `until(key)` (one ending
+    sooner anyway is left as it is), or is cancelled at once where that is None. How many, and whether all of
+    them notify when they end so (then Datadog notifies the monitors still alerting)."""
     ended, notified = 0, True
     for key, found in live(dd, key_of).items():
-        if key.startswith(prefix):
-            for downtime in found:
+        if not key.startswith(prefix):
+            continue
+        expires = until(key)
+        for downtime in found:
+            schedule = downtime.get("schedule") or {}
+            ends = _moment(schedule.get("end"))
+            if expires is None:
                 dd.delete(DOWNTIME, str(downtime["id"]))
-                ended += 1
-                notified = notified and "canceled" in (downtime.get("notify_end_types") or ())
+            elif ends is None or ends > expires:
+                start = schedule.get("start") or expires.isoformat()
+                dd.update(DOWNTIME, str(downtime["id"]), {"schedule": {"start": start, "end": expires.isoformat()}})
+            ended += 1
+            way = "canceled" if expires is None else "expired"
+            notified = notified and way in (downtime.get("notify_end_types") or ())
     return ended, notified
+
+
+def _moment(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")) if text else None
+    except ValueError:
+        return None
 
 
 def alerting(dd: Datadog, tags: str, metrics: Iterable[str]) -> list[tuple[str, str]]:

@@ -105,6 +105,16 @@ def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared
     return {name: tuple(found) for name, found in out.items()}
 
 
+def end_grace(defs: Definitions, env: Environment, queue: Queue, metric: str, shared: Shared) -> int:
+    """Minutes a queue's downtime of this metric still mutes once its maintenance is ended early (obs maintenance
+    end): what a planned window adds after its end. The metrics show the restart, and parked work its drain, only
+    that much later; a downtime ended at once would notify of states those metrics still hold from the
+    maintenance."""
+    if maintenance_of(defs.metrics).get(metric) == PARKED:
+        return drain_minutes(defs, env, queue, shared) + SETTLE_MINUTES[env.metrics_source]
+    return RESTART_MINUTES[env.metrics_source]
+
+
 def _scoped(window: Window, queues: Sequence[Queue]) -> list[Queue]:
     if window.queues is not None:
         names = set(window.queues)

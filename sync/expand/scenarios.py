@@ -22,10 +22,11 @@ from sync.core.kinds import SLO, SLO_CORRECTION
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions, Environment
 from sync.definitions.scenario import ANY, ExpectSpec, Scenario
-from sync.expand.maintenance import ADHOC_END_TYPES, NOTIFY_END_STATES
+from sync.expand.maintenance import ADHOC_END_TYPES, NOTIFY_END_STATES, end_grace
 from sync.expand.mute_records import records
 from sync.expand.naming import place
 from sync.expand.scenario_series import readings
+from sync.expand.settings import Shared
 
 
 def environments(defs: Definitions, scenario: Scenario) -> tuple[Environment, ...]:
@@ -71,7 +72,7 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
     collection = scenario.collection or env.metrics_source
     arrived = readings(scenario, placed, collection, used, _declared(env))
     series = next(s for name, s in arrived if name.startswith(LATEST.name))
-    mutes = _mutes(scenario, env, monitors)
+    mutes = _mutes(defs, scenario, env, monitors)
     if isinstance(mutes, str):
         return mutes
     start = _start(scenario, env, monitors)
@@ -108,9 +109,12 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
     )
 
 
-def _mutes(scenario: Scenario, env: Environment, monitors: dict[str, Resource]) -> list[MuteWindow] | str:
-    """The scenario's own downtimes, as `obs maintenance start` makes them; one `ended_at` is cancelled then by
-    `obs maintenance end`, which notifies of a state still alerting when the downtime says so."""
+def _mutes(
+    defs: Definitions, scenario: Scenario, env: Environment, monitors: dict[str, Resource]
+) -> list[MuteWindow] | str:
+    """The scenario's own downtimes, as `obs maintenance start` makes them. One `ended_at` is ended then by
+    `obs maintenance end`: each monitor's mute expires once its metrics can show the maintenance over (the grace
+    a planned window adds), and notifies of a state still alerting then."""
     mutes: list[MuteWindow] = []
     for down in scenario.downtimes:
         key = None
@@ -120,19 +124,42 @@ def _mutes(scenario: Scenario, env: Environment, monitors: dict[str, Resource]) 
             if not found or isinstance(found, str) or len(found) != 1:
                 return _missing(scenario, ("downtimes",), f"{env.name} has no single {down.monitor} monitor to mute")
             key = found[0]
-        cancelled = down.ended_at is not None and down.ended_at < down.end
-        mutes.append(
-            MuteWindow(
-                down.start,
-                down.ended_at if down.ended_at is not None else down.end,
-                down.monitor_tags,
-                key,
-                down.scope,
-                down.mute_first_recovery_notification,
-                notify_on_expiry=("canceled" if cancelled else "expired") in ADHOC_END_TYPES,
-            )
+        window = MuteWindow(
+            down.start,
+            down.end,
+            down.monitor_tags,
+            key,
+            down.scope,
+            down.mute_first_recovery_notification,
+            notify_on_expiry="expired" in ADHOC_END_TYPES,
         )
+        if down.ended_at is None or down.ended_at >= down.end:
+            mutes.append(window)
+        else:
+            mutes += _ended(defs, scenario, env, monitors, window, down.ended_at)
     return mutes
+
+
+def _ended(
+    defs: Definitions,
+    scenario: Scenario,
+    env: Environment,
+    monitors: dict[str, Resource],
+    window: MuteWindow,
+    ended_at: int,
+) -> list[MuteWindow]:
+    """A downtime ended early, one mute per monitor it targets: each until its metric's grace is over."""
+    queue = next(q for q in defs.env_queues[env.name] if q.name == scenario.queue)
+    shared: Shared = {}
+    out = []
+    for key, resource in sorted(monitors.items()):
+        tags = resource.body.get("tags") or ()
+        metric = Key.of(key).metric
+        if metric is None or not window.targets(key, tags, set()):
+            continue
+        until = min(window.end, ended_at + end_grace(defs, env, queue, metric, shared))
+        out.append(replace(window, end=until, monitor_tags=("*",), monitor_key=key))
+    return out
 
 
 def _start(scenario: Scenario, env: Environment, monitors: dict[str, Resource]) -> dict[str, Start] | str:
