@@ -13,6 +13,9 @@ _ORDER = (ALWAYS, "alert", "warning", "no_data", "recovery", "warning_recovery")
 
 # Sections that filter on a tag or priority rather than name a state: the state comes from around them.
 _FILTERS = frozenset({"is_match", "is_exact_match", "is_priority"})
+# `{{^is_alert_to_warning}}` inside a warning section: every warning but the step down from an alert. Its
+# handles count for the state around it, and are listed apart too, under this name (not a severity).
+SKIPS_STEP_DOWN = "skips_alert_to_warning"
 _SECTION = re.compile(r"\{\{\s*([#^/])\s*([\w.]+)[^}]*\}\}")
 # @pagerduty-x, @slack-x, @opsgenie-x, @team-x, @webhook-x, and e-mail addresses written @jane@example.com
 _HANDLE = re.compile(r"(?<![\w@/.])@[\w.+-]+(?:@[\w-]+(?:\.[\w-]+)+)?")
@@ -46,7 +49,8 @@ def routes(message: str) -> dict[str, frozenset[str]]:
         sign, condition = match.groups()
         names = [name for name, _ in open_sections]
         if sign != "/":
-            severity = None if condition in _FILTERS else _severity(condition, negated=sign == "^")
+            skip = sign == "^" and condition == "is_alert_to_warning"
+            severity = None if condition in _FILTERS or skip else _severity(condition, negated=sign == "^")
             open_sections.append((condition, severity))
         elif condition in names:  # `{{/is_x}}` closes `{{#is_x}}` and `{{^is_x}}` alike
             del open_sections[len(names) - 1 - names[::-1].index(condition) :]
@@ -56,8 +60,11 @@ def routes(message: str) -> dict[str, frozenset[str]]:
 
 def _collect(text: str, open_sections: list[tuple[str, str | None]], found: dict[str, set[str]]) -> None:
     severity = next((s for _, s in reversed(open_sections) if s is not None), ALWAYS)
+    skips = any(condition == "is_alert_to_warning" and s is None for condition, s in open_sections)
     for handle in _HANDLE.findall(text):
         found.setdefault(severity, set()).add(handle.rstrip("."))
+        if skips:
+            found.setdefault(SKIPS_STEP_DOWN, set()).add(handle.rstrip("."))
 
 
 def _severity(condition: str, negated: bool) -> str:
@@ -92,6 +99,6 @@ def _audience(resources: Iterable[Resource]) -> Mapping[tuple[str, str], set[str
         if not resource.kind.notifies:
             continue
         for severity, targets in routes(str(resource.body.get("message", ""))).items():
-            for target in targets:
+            for target in targets if severity != SKIPS_STEP_DOWN else ():
                 out.setdefault((severity, target), set()).add(resource.key)
     return out

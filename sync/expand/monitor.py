@@ -266,6 +266,10 @@ def message(
     for severity, condition in _ROUTES if no_data else _ROUTES[:-1]:
         audience = notify.get(severity, "none")
         who = " ".join(env.notify.get(audience, ())) if audience != "none" else ""
+        if who and condition == "is_warning" and audience == notify.get("alert"):
+            # The step down from an alert to a warning is no news to the audience the alert already reached: to
+            # a pager it would be a new trigger, a second call for an incident that is getting better.
+            who = f"{{{{^is_alert_to_warning}}}}{who}{{{{/is_alert_to_warning}}}}"
         if who:
             handles.append(f"{{{{#{condition}}}}}{who}{{{{/{condition}}}}}")
     if handles:

@@ -353,6 +353,16 @@ def test_what_counts_as_a_page() -> None:
     assert still_open.paged(Notification(5, "alert", ALERT, frozenset({"@pd"})))
 
 
+def test_the_step_down_from_alert_to_warning_skips_the_audience_the_alert_reached() -> None:
+    """`{{^is_alert_to_warning}}` inside the warning section: a first warning notifies, the step down does not."""
+    step_down = "{{^is_alert_to_warning}}@pd{{/is_alert_to_warning}}"
+    message = f"{{{{#is_alert}}}}@pd{{{{/is_alert}}}} {{{{#is_warning}}}}{step_down}{{{{/is_warning}}}}"
+    states = [OK] * 5 + [WARN] * 5 + [ALERT] * 5 + [WARN] * 5 + [OK] * 5
+    run = Run("k", tuple(Step(t, state) for t, state in enumerate(states)), False)
+    sent = [(n.t, n.kind, sorted(n.targets)) for n in notifications(run, {"message": message}, [], 24, set())]
+    assert sent[:3] == [(5, "warning", ["@pd"]), (10, "alert", ["@pd"]), (15, "warning", [])]
+
+
 def test_alerts_within_the_grouping_window_join_the_open_incident() -> None:
     """PagerDuty time-based alert grouping: the window rolls on from the last alert grouped into the incident."""
     pages = [(91, "d"), (71, "a"), (73, "b"), (81, "c"), (125, "e"), (150, "f")]

@@ -130,5 +130,6 @@ def _change(
         extra = {ALERT: "alert_recovery", WARN: "warning_recovery"}.get(before, "")
         return "recovery", routes.get("recovery", frozenset()) | routes.get(extra, frozenset()) | always
     if after == WARN and before == ALERT:
-        return "warning", _state_targets(routes, WARN) | routes.get("alert_to_warning", frozenset())
+        stepped = _state_targets(routes, WARN) - routes.get(paging.SKIPS_STEP_DOWN, frozenset())
+        return "warning", stepped | routes.get("alert_to_warning", frozenset())
     return ("alert" if after == ALERT else "warning"), _state_targets(routes, after)
