@@ -100,15 +100,25 @@ def golden(request: pytest.FixtureRequest) -> Golden:
     return check
 
 
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist: the golden files a worker wrote, so that the controller knows every one before pruning."""
+    output = getattr(node, "workeroutput", {})
+    node.config.stash[GOLDEN_WRITTEN].update(Path(p) for p in output.get("golden_written", ()))
+    if output.get("golden_deselected"):  # a worker left tests out (-k, -m): the run is not whole
+        node.config.stash[DESELECTED] = True
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After a whole, green `pytest --update-golden`, delete the golden files no test wrote: they are stale.
     A partial run (paths, -k, -m, a failure) cannot know which files the tests it left out would write."""
     config = session.config
-    if not config.getoption("--update-golden") or hasattr(config, "workerinput"):
-        return  # a pytest-xdist worker knows only the files it wrote itself: the controller decides
+    if not config.getoption("--update-golden"):
+        return
+    if hasattr(config, "workeroutput"):  # a pytest-xdist worker: it hands what it wrote to the controller
+        config.workeroutput["golden_written"] = sorted(str(p) for p in config.stash[GOLDEN_WRITTEN])
+        config.workeroutput["golden_deselected"] = config.stash[DESELECTED]
+        return
     whole = config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.stash[DESELECTED]
-    # Under pytest-xdist the workers wrote the files, and the controller's record of them is empty.
-    whole = whole and not getattr(config.option, "numprocesses", None)
     whole = whole and exitstatus == 0 and not session.testsfailed
     stale = sorted(p for p in GOLDEN.rglob("*") if p.is_file() and p not in config.stash[GOLDEN_WRITTEN])
     reporter = config.pluginmanager.get_plugin("terminalreporter")
