@@ -127,9 +127,16 @@ def test_a_window_that_mutes_all_mutes_the_live_metrics_too(defs: Path) -> None:
     env = defs / "environments" / "prod.yaml"
     env.write_text(env.read_text().replace("    parking: [inbox]\n", "    parking: [inbox]\n    mutes: all\n"))
     found = muted(defs)
-    assert found["jobs/task_memory"] == WINDOW + RESTART  # live: never muted by a window that names nothing
-    assert {"jobs/oldest_wait", "jobs/nothing_deleted", "jobs/slo-fast-burn"} <= set(found)
-    assert "inbox/task_memory" not in found  # parking queues still hold only their parked metrics
+    # One downtime mutes every monitor of the queue, live ones included, for the longest grace it needs.
+    assert found.pop("jobs/all") == WINDOW + 10 + SETTLE
+    # `inbox` is only parked into: its parked metrics only, as before.
+    assert found == {f"inbox/{m}": WINDOW + 20 + SETTLE for m in ("oldest_wait", "slo-fast-burn", "slo-slow-burn")}
+    tags = {
+        tuple(r.body["monitor_identifier"]["monitor_tags"])
+        for r in expand(load(defs), "prod")
+        if r.key.startswith("prod/jobs/all/")
+    }
+    assert tags == {("env:prod", "managed-by:obs", "queue:jobs")}  # no metric tag: every monitor of the queue
 
 
 def test_mutes_takes_names_or_all_and_nothing_else(defs: Path, capsys: pytest.CaptureFixture[str]) -> None:

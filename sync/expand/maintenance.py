@@ -33,7 +33,7 @@ from sync.core.kinds import DOWNTIME
 from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.core.resources import Resource
 from sync.definitions.maintenance import check_grace, mutes
-from sync.definitions.model import PARKED, Definitions, Environment, Queue, Window, maintenance_of
+from sync.definitions.model import ALL, PARKED, Definitions, Environment, Queue, Window, maintenance_of
 from sync.definitions.source import Source
 from sync.expand.settings import Shared, settings_for
 
@@ -53,6 +53,8 @@ RESTART_MINUTES = {"crawler": 17 + 8, "streams": 5 + 8}
 NOTIFY_END_STATES = ("alert", "no data", "warn")
 # An ad-hoc window still alerting when it expires or is ended (canceled): Datadog notifies then, so an alert
 # raised while muted is not left unannounced (https://docs.datadoghq.com/api/latest/downtimes/).
+# The metric part of the key of a downtime that mutes every monitor of a queue (a window that mutes `all`).
+EVERY = "all"
 ADHOC_END_TYPES = ("canceled", "expired")
 
 
@@ -68,6 +70,7 @@ class Muting:
     # Of drain_minutes, the part that is the metrics' delay, not the queue's: data-time measures such as an
     # SLO's time slices need only the rest (see sync.expand.corrections).
     delay_minutes: int = 0
+    whole: bool = False  # the window mutes `all` and scopes the queue: every monitor of it, in one downtime
 
     @property
     def data_minutes(self) -> int:
@@ -91,6 +94,8 @@ def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared
         for name in window.parking:  # parked work grows there whether or not its workers stop
             if name in by_name:
                 held[name] = held.get(name, frozenset()) | parked
+        whole = window.mutes == ALL
+        scoped = {q.name for q in _scoped(window, queues)}
         for name, metrics in held.items():
             draining = metrics & parked
             if draining:
@@ -98,10 +103,14 @@ def mutings(defs: Definitions, env: Environment, queues: Sequence[Queue], shared
                 if grace is None:
                     grace = drain_minutes(defs, env, by_name[name], shared)
                 settle = SETTLE_MINUTES[env.metrics_source]
-                out.setdefault(name, []).append(Muting(window, draining, grace + settle, settle))
+                out.setdefault(name, []).append(
+                    Muting(window, draining, grace + settle, settle, whole and name in scoped)
+                )
             if metrics - parked:  # stopped, or named by the window although declared live
                 restart = RESTART_MINUTES[env.metrics_source]
-                out.setdefault(name, []).append(Muting(window, metrics - parked, restart, restart))
+                out.setdefault(name, []).append(
+                    Muting(window, metrics - parked, restart, restart, whole and name in scoped)
+                )
     return {name: tuple(found) for name, found in out.items()}
 
 
@@ -156,10 +165,28 @@ def downtimes(env: Environment, held: Mutings, monitors: Iterable[Resource]) -> 
     out = []
     for queue, found in held.items():
         for muting in found:
+            if muting.whole:
+                continue
             for metric in sorted(muting.metrics):
                 if (queue, metric) in present and not _over(muting.window, muting.drain_minutes):
                     out.append(downtime(env, muting, queue, metric))
+        watched = any(q == queue for q, _ in present)
+        out += [
+            downtime(env, m, queue, EVERY)
+            for m in whole_queue_holds(found)
+            if watched and not _over(m.window, m.drain_minutes)
+        ]
     return out
+
+
+def whole_queue_holds(found: Iterable[Muting]) -> list[Muting]:
+    """Per window that mutes `all`, its longest hold of the queue: one downtime mutes every monitor of it."""
+    longest: dict[str, Muting] = {}
+    for muting in found:
+        name = muting.window.name
+        if muting.whole and (name not in longest or muting.drain_minutes > longest[name].drain_minutes):
+            longest[name] = muting
+    return [longest[name] for name in sorted(longest)]
 
 
 def downtime(env: Environment, muting: Muting, queue: str, metric: str) -> Resource:
@@ -180,12 +207,14 @@ def downtime(env: Environment, muting: Muting, queue: str, metric: str) -> Resou
 
 
 def monitor_tags(ownership: Ownership, env: str, queue: str, metric: str) -> list[str]:
-    """The tags a downtime mutes by: only monitors of this definitions set's namespace carry them all."""
-    return sorted([*ownership.monitor_tags(), f"env:{env}", f"queue:{queue}", f"metric:{metric}"])
+    """The tags a downtime mutes by: only monitors of this definitions set's namespace carry them all (every
+    monitor of the queue for EVERY)."""
+    which = [] if metric == EVERY else [f"metric:{metric}"]
+    return sorted([*ownership.monitor_tags(), f"env:{env}", f"queue:{queue}", *which])
 
 
 def message(env: str, window: Window, queue: str, metric: str, grace: int, marker: str) -> str:
-    lines = [f"[{env}] maintenance {window.name}: {queue} {metric} muted"]
+    lines = [f"[{env}] maintenance {window.name}: {queue} {'every monitor' if metric == EVERY else metric} muted"]
     if window.description:
         lines.append(window.description)
     lines += [

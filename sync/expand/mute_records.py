@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from sync.core import recurrence
 from sync.definitions.model import Definitions, Environment, Window
 from sync.definitions.source import Source
-from sync.expand.maintenance import Mutings, monitor_tags, mutings, schedule
+from sync.expand.maintenance import EVERY, Mutings, monitor_tags, mutings, schedule, whole_queue_holds
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,14 @@ def mute_records(env: Environment, held: Mutings, start: datetime, end: datetime
     writes mutes (its rendered schedule through sync.core.recurrence), whenever the definitions were loaded."""
     out = []
     for queue, found in held.items():
-        for muting in found:
+        holds = [(m, sorted(m.metrics)) for m in found if not m.whole] + [
+            (m, [EVERY]) for m in whole_queue_holds(found)
+        ]
+        for muting, metrics in holds:
             window = muting.window
             for begins, until in _muted(window, muting.drain_minutes, env.source, start, end):
                 finishes = _window_end(window, begins)
-                for metric in sorted(muting.metrics):
+                for metric in metrics:
                     tags = tuple(monitor_tags(env.ownership, env.name, queue, metric))
                     out.append(MuteRecord(window.name, begins, until, finishes, tags))
     return sorted(out, key=lambda r: (r.start, r.window, r.monitor_tags))
