@@ -14,7 +14,7 @@ _ORDER = (ALWAYS, "alert", "warning", "no_data", "recovery", "warning_recovery")
 # Sections that filter on a tag or priority rather than name a state: the state comes from around them.
 _FILTERS = frozenset({"is_match", "is_exact_match", "is_priority"})
 # `{{^is_alert_to_warning}}` inside a warning section: every warning but the step down from an alert. Its
-# handles count for the state around it, and are listed apart too, under this name (not a severity).
+# handles count for the state around it, and are collected apart too under this name (skips_step_down).
 SKIPS_STEP_DOWN = "skips_alert_to_warning"
 _SECTION = re.compile(r"\{\{\s*([#^/])\s*([\w.]+)[^}]*\}\}")
 # @pagerduty-x, @slack-x, @opsgenie-x, @team-x, @webhook-x, and e-mail addresses written @jane@example.com
@@ -40,6 +40,17 @@ class AudienceChange:
 
 def routes(message: str) -> dict[str, frozenset[str]]:
     """Targets per severity: a handle counts for the innermost condition section around it."""
+    found = _sections(message)
+    found.pop(SKIPS_STEP_DOWN, None)
+    return found
+
+
+def skips_step_down(message: str) -> frozenset[str]:
+    """Handles a warning reaches except on the step down from an alert (`{{^is_alert_to_warning}}`)."""
+    return _sections(message).get(SKIPS_STEP_DOWN, frozenset())
+
+
+def _sections(message: str) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     open_sections: list[tuple[str, str | None]] = []  # (condition, severity or None for a filter), innermost last
     at = 0
@@ -99,6 +110,6 @@ def _audience(resources: Iterable[Resource]) -> Mapping[tuple[str, str], set[str
         if not resource.kind.notifies:
             continue
         for severity, targets in routes(str(resource.body.get("message", ""))).items():
-            for target in targets if severity != SKIPS_STEP_DOWN else ():
+            for target in targets:
                 out.setdefault((severity, target), set()).add(resource.key)
     return out
