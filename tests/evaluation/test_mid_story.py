@@ -124,23 +124,14 @@ def test_one_zones_tasks_as_per_task_series() -> None:
     hot = sorted(tags["task_arn"] for _, tags, p in made if p[0] == 100.0)
     assert hot == ["task-1", "task-4"]
     assert {tags["availability_zone"] for _, tags, p in made if p[0] == 100.0} == {"us-east-1a"}
-    avg = monitor.run(
-        "k",
-        _body("avg(last_5m):avg:ecs.fargate.cpu.percent{region:us-east-1} > 80", thresholds={"critical": 80}),
-        [Series(m, t, {x: p[0] for x in range(60)}, {}) for m, t, p in made],
-        59,
-        True,
-        set(),
-    )
-    peak = monitor.run(
-        "k",
-        _body("avg(last_5m):max:ecs.fargate.cpu.percent{region:us-east-1} > 80", thresholds={"critical": 80}),
-        [Series(m, t, {x: p[0] for x in range(60)}, {}) for m, t, p in made],
-        59,
-        True,
-        set(),
-    )
-    assert avg.state_at(59) == OK and peak.state_at(59) == ALERT
+    series = [Series(m, t, {x: p[0] for x in range(60)}, {}) for m, t, p in made]
+
+    def state(space: str) -> str:
+        query = f"avg(last_5m):{space}:ecs.fargate.cpu.percent{{region:us-east-1}} > 80"
+        return monitor.run("k", _body(query, thresholds={"critical": 80}), series, 59, True, set()).state_at(59)
+
+    avg, peak = state("avg"), state("max")
+    assert avg == OK and peak == ALERT
 
 
 @pytest.mark.parametrize(

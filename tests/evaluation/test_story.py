@@ -27,6 +27,16 @@ def _edit(defs: Path, name: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def _edited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str, *edits: tuple[str, str]
+) -> tuple[int, str]:
+    """`obs test` of one scenario of a copy of the fixture, with these (old, new) edits of its file."""
+    defs = _defs(tmp_path)
+    for old, new in edits:
+        _edit(defs, scenario, old, new)
+    return _test(defs, scenario, capsys)
+
+
 def _test(defs: Path, scenario: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     code = main(["--definitions", str(defs), "test", "--scenario", scenario])
     return code, capsys.readouterr().out
@@ -51,9 +61,7 @@ def test_the_stories_pass(scenario: str, capsys: pytest.CaptureFixture[str]) -> 
 def test_a_dlq_alerting_for_two_days_neither_alerts_again_nor_joins_a_resolved_incident(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    defs = _defs(tmp_path)
-    _edit(defs, "dlq-held-two-days", "start: {alerting: [dlq], since: 2880}\n", "")
-    code, out = _test(defs, "dlq-held-two-days", capsys)
+    code, out = _edited(tmp_path, capsys, "dlq-held-two-days", ("start: {alerting: [dlq], since: 2880}\n", ""))
     assert code == 1 and "dlq: never pages: paged 1 time (minutes: 0)" in out  # the old messages alert anew
     defs = _defs(tmp_path / "2")
     _edit(defs, "dlq-held-two-days", "incident_open: true\n", "")
@@ -65,16 +73,12 @@ def test_a_dlq_alerting_for_two_days_neither_alerts_again_nor_joins_a_resolved_i
 def test_a_downtime_ended_early_notifies_then_and_not_at_its_planned_end(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    defs = _defs(tmp_path)
-    _edit(defs, "maintenance-ended-early", ", ended_at: 60}", "}")
-    code, out = _test(defs, "maintenance-ended-early", capsys)
+    code, out = _edited(tmp_path, capsys, "maintenance-ended-early", (", ended_at: 60}", "}"))
     assert code == 1 and "first page at minute 120" in out
 
 
 def test_a_fifo_queue_is_watched_by_its_fifo_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    defs = _defs(tmp_path)
-    _edit(defs, "fifo-group-blocked", "pages: {within: 20}", "pages: {within: 2}")
-    code, out = _test(defs, "fifo-group-blocked", capsys)
+    code, out = _edited(tmp_path, capsys, "fifo-group-blocked", ("pages: {within: 20}", "pages: {within: 2}"))
     # The series carry the name the monitors read: the page comes, only later than this expectation allows.
     assert code == 1 and "queuename:prod-orders.fifo" in out and "first page at minute 41" in out
 
@@ -97,23 +101,14 @@ def test_a_fifo_only_metric_on_a_standard_queue_is_an_error(tmp_path: Path, caps
 
 
 def test_without_tasks_the_mean_pages_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    defs = _defs(tmp_path)
-    _edit(defs, "one-task-hot", "    tasks: {of: 6, affected: 1, others: 30}\n", "")
-    code, out = _test(defs, "one-task-hot", capsys)
+    code, out = _edited(tmp_path, capsys, "one-task-hot", ("    tasks: {of: 6, affected: 1, others: 30}\n", ""))
     # The whole service at 100%: its mean crosses too, and chat hears of it.
     assert code == 1 and "FAIL  cpu_mean: notifies no one" in out
 
 
 def test_points_that_never_arrive_never_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    defs = _defs(tmp_path)
-    _edit(defs, "late-backfill", "late: 30}", "late: never}")
-    _edit(
-        defs,
-        "late-backfill",
-        "{until: 150, ramp: [20, 7160]}",
-        "{until: 60, ramp: [20, 1820]}, {until: 150, gap: true}",
-    )
-    code, out = _test(defs, "late-backfill", capsys)
+    lost = ("{until: 150, ramp: [20, 7160]}", "{until: 60, ramp: [20, 1820]}, {until: 150, gap: true}")
+    code, out = _edited(tmp_path, capsys, "late-backfill", ("late: 30}", "late: never}"), lost)
     assert code == 1 and "age: pages within 45 min: no page after minute 30" in out
 
 
