@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sync.core.resources import Resource
 
@@ -40,17 +41,13 @@ class AudienceChange:
 
 def routes(message: str) -> dict[str, frozenset[str]]:
     """Targets per severity: a handle counts for the innermost condition section around it."""
-    found = _sections(message)
-    found.pop(SKIPS_STEP_DOWN, None)
-    return found
+    return {severity: found for severity, found in sections(message).items() if severity != SKIPS_STEP_DOWN}
 
 
-def skips_step_down(message: str) -> frozenset[str]:
-    """Handles a warning reaches except on the step down from an alert (`{{^is_alert_to_warning}}`)."""
-    return _sections(message).get(SKIPS_STEP_DOWN, frozenset())
-
-
-def _sections(message: str) -> dict[str, frozenset[str]]:
+@lru_cache(maxsize=4096)  # an evaluation reads the same monitor's message once per run and reading
+def sections(message: str) -> Mapping[str, frozenset[str]]:
+    """`routes`, and under SKIPS_STEP_DOWN the handles a warning reaches except on the step down from an alert
+    (`{{^is_alert_to_warning}}`). Read only: the answer is shared."""
     found: dict[str, set[str]] = {}
     open_sections: list[tuple[str, str | None]] = []  # (condition, severity or None for a filter), innermost last
     at = 0

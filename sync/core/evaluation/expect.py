@@ -269,7 +269,9 @@ def _one_incident(seen: _Seen) -> Check:
     closes: dict[str, list[tuple[int, str]]] = {}
     for k in seen.expectation.keys:
         for n in seen.sent[k]:
-            into = heard if seen.audience.paged(n) else closes if seen.audience.closed(n) else {}
+            into = heard if seen.audience.paged(n) else closes if seen.audience.closed(n) else None
+            if into is None:
+                continue
             for handle in sorted(n.targets & seen.audience.page):
                 into.setdefault(handle, []).append((n.t, k))
     opened = {handle: seen.audience.opening(found, closes.get(handle, ())) for handle, found in heard.items()}

@@ -56,8 +56,7 @@ def notifications(
     duration: int,
     used: set[notes.Assumption],
 ) -> tuple[Notification, ...]:
-    message = str(body.get("message", ""))
-    routes = {**paging.routes(message), paging.SKIPS_STEP_DOWN: paging.skips_step_down(message)}
+    routes = paging.sections(str(body.get("message", "")))
     options: Mapping[str, Any] = body.get("options") or {}
     tags = tuple(body.get("tags") or ())
     mine = [m for m in mutes if m.targets(run.key, tags, used)]
