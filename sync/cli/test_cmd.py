@@ -17,7 +17,7 @@ from sync.definitions.scenario import Scenario
 from sync.errors import ObsError
 from sync.expand.desired import expand_env
 from sync.expand.scenarios import case, environments, heard_by
-from sync.report import evaluation
+from sync.report import coverage, evaluation
 
 
 def register(commands: Commands) -> None:
@@ -29,7 +29,12 @@ def register(commands: Commands) -> None:
         "1 when any fails or cannot be evaluated.",
     )
     parser.add_argument("--env", metavar="ENV", help="only this environment")
-    parser.add_argument("--scenario", metavar="NAME", help="only this scenario (its file name or its name)")
+    parser.add_argument(
+        "--scenario",
+        metavar="NAME",
+        action="append",
+        help="only this scenario (its file name or its name); repeat for more",
+    )
     parser.add_argument(
         "--fail-fast",
         action="store_true",
@@ -61,10 +66,12 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
     if not results:
         raise ObsError.of("no scenario applies to the environments chosen", "check --env and the scenarios' queues")
+    # What the scenarios show of each monitor is a property of all of them: not said of a chosen few.
+    whole = None if args.scenario or len(results) + len(skipped) < len(runs) else coverage.of(results, _classes(defs))
     if args.format == "json":
-        print(evaluation.as_json(results, skipped))
+        print(evaluation.as_json(results, skipped, whole))
     else:
-        print(evaluation.text(results, skipped, verbose=args.verbose, colour=colour.enabled(args)))
+        print(evaluation.text(results, skipped, verbose=args.verbose, colour=colour.enabled(args), coverage=whole))
     return Exit.OK if all(r.passed for _, r in results) else Exit.ERROR
 
 
@@ -93,14 +100,19 @@ def _run(
     return results, skipped
 
 
-def _chosen(defs: Definitions, name: str | None) -> tuple[Scenario, ...]:
-    """Every scenario, or the one of this file name or name."""
+def _classes(defs: Definitions) -> dict[str, str]:
+    """Each queue's class, by the name its keys carry."""
+    return {queue.name: queue.cls for queue in defs.queues}
+
+
+def _chosen(defs: Definitions, names: Sequence[str] | None) -> tuple[Scenario, ...]:
+    """Every scenario, or those of these file names or names, in the definitions' order."""
     if not defs.scenarios:
         raise ObsError.of(f"no scenarios in {SCENARIOS}/", f"add {SCENARIOS}/<name>.yaml (see `obs schemas`)")
-    if not name:
+    if not names:
         return defs.scenarios
-    found = tuple(s for s in defs.scenarios if name in (s.file, s.name))
-    if not found:
+    unknown = [n for n in names if not any(n in (s.file, s.name) for s in defs.scenarios)]
+    if unknown:
         known = ", ".join(s.file for s in defs.scenarios)
-        raise ObsError.of(f"unknown scenario '{name}'", f"use one of: {known}")
-    return found
+        raise ObsError.of(f"unknown scenario '{unknown[0]}'", f"use one of: {known}")
+    return tuple(s for s in defs.scenarios if s.file in names or s.name in names)

@@ -10,6 +10,7 @@ from sync.core.evaluation.notes import Assumption, order
 from sync.core.evaluation.notify import Notification
 from sync.core.evaluation.simulate import Result, Verdict
 from sync.core.evaluation.states import Run
+from sync.report import coverage as covered
 from sync.report import pager_load
 from sync.report.vocabulary import GREEN, RED, YELLOW, painted
 
@@ -22,9 +23,10 @@ def text(
     *,
     verbose: bool = False,
     colour: bool = False,
+    coverage: covered.Coverage | None = None,
 ) -> str:
     """`results`: (scenario file, result); `skipped`: (scenario file, environment, why). The assumptions the
-    runs relied on are named once at the end; `verbose` says each in full."""
+    runs relied on are named once at the end; `verbose` says each in full. `coverage`: of a whole run."""
     lines: list[str] = []
     for file, result in results:
         case = result.case
@@ -45,6 +47,7 @@ def text(
     runs = f"{len(results)} scenario run{'s' * (len(results) != 1)}"
     lines.append(f"{passed} of {runs} passed" + (f", {len(skipped)} skipped" if skipped else ""))
     lines += pager_load.lines(results)
+    lines += covered.lines(coverage) if coverage else []
     lines += _assumption_lines(_assumptions(results), verbose)
     return "\n".join(lines)
 
@@ -115,14 +118,20 @@ def _steps(run: Run, around: int) -> list[str]:
     return rows
 
 
-def as_json(results: Sequence[tuple[str, Result]], skipped: Sequence[tuple[str, str, str]]) -> str:
-    document = {
+def as_json(
+    results: Sequence[tuple[str, Result]],
+    skipped: Sequence[tuple[str, str, str]],
+    coverage: covered.Coverage | None = None,
+) -> str:
+    document: dict[str, Any] = {
         "passed": all(r.passed for _, r in results),
         "results": [_result(file, r) for file, r in results],
         "skipped": [{"scenario": file, "env": env, "reason": why} for file, env, why in skipped],
         "assumptions": [{"code": a.code, "text": a.text} for a in _assumptions(results)],
         "pager_load": pager_load.by_env(results),
     }
+    if coverage:
+        document["coverage"] = covered.as_json(coverage)
     return json.dumps(document, indent=2, sort_keys=True)
 
 

@@ -314,3 +314,28 @@ def test_audiences_run_a_scenario_as_if_the_environment_notified_them(
     assert "notified @pagerduty-team at minute" in out and "@pagerduty-jobs" not in out
     (defs / "scenarios" / "heard.yaml").write_text(loud + "audiences: {page: [], chat: []}\n")
     assert main(["--definitions", str(defs), "test", "--scenario", "heard"]) == 0
+
+
+def test_a_whole_run_names_monitors_no_scenario_shows_notifying_or_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    # The fixture's scenarios expect `age` to page and `dlq` to notify no one; nothing expects either burn-rate
+    # alert anything, and nothing expects `age` quiet.
+    assert main(["--definitions", str(FIXTURE), "test"]) == 1
+    out = capsys.readouterr().out
+    assert "no scenario expects these to notify: dlq (short), slo-fast-burn (short), slo-slow-burn (short)\n" in out
+    assert "no scenario expects these to stay quiet: age (short), slo-fast-burn (short), slo-slow-burn (short)\n" in out
+    assert main(["--definitions", str(FIXTURE), "test", "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["coverage"] == {
+        "never_notifying": ["dlq (short)", "slo-fast-burn (short)", "slo-slow-burn (short)"],
+        "never_quiet": ["age (short)", "slo-fast-burn (short)", "slo-slow-burn (short)"],
+    }
+    # One scenario shows little of the whole: no coverage is claimed for it.
+    assert main(["--definitions", str(FIXTURE), "test", "--scenario", "stall", "--format", "json"]) == 0
+    assert "coverage" not in json.loads(capsys.readouterr().out)
+
+
+def test_scenario_may_be_given_more_than_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--definitions", str(FIXTURE), "test", "--scenario", "stall", "--scenario", "too-soon"]) == 1
+    out = capsys.readouterr().out
+    assert "1 of 2 scenario runs passed\n" in out
+    assert "no scenario expects" not in out  # a chosen few say nothing of the whole
