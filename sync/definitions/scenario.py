@@ -39,7 +39,7 @@ class ExpectSpec:
     monitor: str  # what the scenario calls it: a metric name, `any`, a key below the environment, or a list
     topic: str | None
     kind: str
-    within: int | None
+    within: int | Mapping[str, int] | None  # a mapping: the bound in each environment (prod's data comes sooner)
     after: int | None
     count: int | None
     at: KeyPath
@@ -48,6 +48,10 @@ class ExpectSpec:
     @property
     def each(self) -> tuple[str, ...]:
         return self.names or (self.monitor,)
+
+    def within_in(self, env: str) -> int | None:
+        """The bound in this environment (validation made sure a mapping names each one the scenario runs in)."""
+        return self.within.get(env) if isinstance(self.within, Mapping) else self.within
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,8 @@ def scenario(
         problems.attempt(_expect, source, index, raw, queue, names) for index, raw in enumerate(data["expect"])
     )
     for spec in expect:
+        if spec is not None and isinstance(spec.within, Mapping):
+            problems.add(*_bounds(source, spec, spec.within, tuple(envs or sorted(names.environments)), names))
         if spec is not None and spec.after is not None and spec.after > data["duration"]:
             problems.add(
                 source.error(
@@ -221,6 +227,28 @@ def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[s
     return ExpectSpec(
         " + ".join(monitors), topic, kind, within, after, count, (*at, what), monitors if len(monitors) > 1 else ()
     )
+
+
+def _bounds(
+    source: Source, spec: ExpectSpec, within: Mapping[str, int], runs_in: tuple[str, ...], names: _Names
+) -> list[ObsError]:
+    """A bound per environment names known environments, and each one the scenario runs in."""
+    at = (*spec.at, "within")
+    found = [
+        source.error((*at, env), f"unknown environment '{env}'", suggest(env, set(names.environments), "environments/"))
+        for env in within
+        if env not in names.environments
+    ]
+    missing = [env for env in runs_in if env not in within]
+    if missing:
+        found.append(
+            source.error(
+                at,
+                f"no bound for {', '.join(missing)}, where the scenario runs",
+                f"add {missing[0]}: MINUTES, or one number for every environment",
+            )
+        )
+    return found
 
 
 def _form(value: Any) -> Any:

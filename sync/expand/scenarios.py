@@ -66,7 +66,9 @@ def case(defs: Definitions, scenario: Scenario, env: Environment, resources: Seq
         if isinstance(keys, str):
             raise scenario.source.error(spec.at[:-1], keys, "say which with topic: NAME")
         leaves_out = spec.monitor == ANY or len(spec.each) > 1
-        expectations.append(Expectation(spec.monitor, keys, spec.kind, spec.within, spec.after, spec.count, leaves_out))
+        expectations.append(
+            Expectation(spec.monitor, keys, spec.kind, spec.within_in(env.name), spec.after, spec.count, leaves_out)
+        )
     _check_metrics(scenario, monitors, expectations, resources)
     used: set[notes.Assumption] = set()
     collection = scenario.collection or env.metrics_source

@@ -339,3 +339,41 @@ def test_scenario_may_be_given_more_than_once(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "1 of 2 scenario runs passed\n" in out
     assert "no scenario expects" not in out  # a chosen few say nothing of the whole
+
+
+def test_a_bound_may_differ_per_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    defs = tmp_path / "defs"
+    shutil.copytree(FIXTURE, defs)
+    stall = (defs / "scenarios" / "stall.yaml").read_text()
+    assert "pages: {within: 15}" in stall  # the age page comes at minute 37, 7 minutes after the stall
+    scenario = defs / "scenarios" / "stall.yaml"
+    scenario.write_text(stall.replace("pages: {within: 15}", "pages: {within: {prod: 8}}"))
+    assert main(["--definitions", str(defs), "test", "--scenario", "stall"]) == 0
+    assert "age: pages within 8 min: first page at minute 37" in capsys.readouterr().out
+    scenario.write_text(stall.replace("pages: {within: 15}", "pages: {within: {prod: 6}}"))
+    assert main(["--definitions", str(defs), "test", "--scenario", "stall"]) == 1
+    assert "(1 min late; deadline 36)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("within", "message"),
+    [
+        ("{prod: 8, prd: 9}", "scenarios/stall.yaml:12: expect[0].pages.within.prd: unknown environment 'prd'"),
+        ("{prod: 8}", "scenarios/stall.yaml:12: expect[0].pages.within: no bound for staging, where the scenario runs"),
+        ("{prod: soon}", "scenarios/stall.yaml:12"),
+    ],
+)
+def test_a_bound_per_environment_names_each_environment_the_scenario_runs_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], within: str, message: str
+) -> None:
+    defs = tmp_path / "defs"
+    shutil.copytree(FIXTURE, defs)
+    prod = (defs / "environments" / "prod.yaml").read_text()
+    (defs / "environments" / "staging.yaml").write_text(prod.replace("name: prod", "name: staging"))
+    stall = (defs / "scenarios" / "stall.yaml").read_text()
+    (defs / "scenarios" / "stall.yaml").write_text(stall.replace("pages: {within: 15}", f"pages: {{within: {within}}}"))
+    for command in ("validate", "test"):
+        assert main(["--definitions", str(defs), command]) == 1
+        err = capsys.readouterr().err
+        assert message in err, err
+        assert "Traceback" not in err
