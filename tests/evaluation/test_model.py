@@ -193,6 +193,16 @@ def test_downtime_mutes_then_notifies_at_expiry() -> None:
     assert [(n.t, n.kind, n.muted) for n in sent] == [(20, "alert", True), (40, "downtime_end", False)]
 
 
+def test_a_downtime_ending_when_a_renotification_is_overdue_notifies_once() -> None:
+    # Alerting since minute 5, renotified every 30 minutes, muted from 20 to 70: at 70 the renotification the
+    # downtime held back is overdue and the downtime's end notifies. One notification reaches the pager then,
+    # not two for one monitor in one minute, and the next reminder counts from it.
+    result = Run("k", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(121)), False)
+    body = {"message": "@pd", "options": {"renotify_interval": 30}}
+    sent = notifications(result, body, [MuteWindow(20, 70)], 120, set())
+    assert [(n.t, n.kind) for n in sent] == [(5, "alert"), (70, "downtime_end"), (100, "renotify")]
+
+
 def test_recovery_inside_a_downtime_of_an_earlier_alert_is_sent() -> None:
     result = Run("k", tuple(Step(t, ALERT if 5 <= t < 30 else OK) for t in range(61)), False)
     sent = notifications(result, {"message": "@pd", "options": {}}, [MuteWindow(10, 50)], 60, set())

@@ -70,6 +70,10 @@ def notifications(
     for t in range(duration + 1):
         new = run.state_at(t)
         window = next((m for m in mine if m.start <= t < m.end), None)
+        ended = [m for m in mine if m.end == t and m.notify_on_expiry and _END_STATE.get(new) in m.end_states]
+        # On expiry an alert-worthy state notifies again, whenever it arose; a reminder the downtime held back
+        # and that falls due at the same minute is that notification, not a second one.
+        expired = bool(ended) and window is None and _notifies(new, run.notify_no_data)
         if new != state:
             kind, targets = _change(routes, state, new, run.notify_no_data)
             if kind:
@@ -79,12 +83,10 @@ def notifications(
                 out.append(Notification(t, kind, new, targets, muted))
             began = t if new in ALERT_WORTHY and state not in ALERT_WORTHY else began
             state, clock, repeats = new, t, 0
-        elif _due(interval, clock, t, window is None and state in statuses, occurrences, repeats):
+        elif not expired and _due(interval, clock, t, window is None and state in statuses, occurrences, repeats):
             out.append(Notification(t, "renotify", state, _state_targets(routes, state)))
             clock, repeats = t, repeats + 1
-        ended = [m for m in mine if m.end == t and m.notify_on_expiry and _END_STATE.get(state) in m.end_states]
-        if ended and window is None and _notifies(state, run.notify_no_data):
-            # On expiry an alert-worthy state notifies again, whenever it arose.
+        if expired:
             out.append(Notification(t, "downtime_end", state, _state_targets(routes, state)))
             clock = t
     return tuple(out)
