@@ -376,7 +376,7 @@ class FakeDatadog:
             "correction": self._act_correction,
             "corrections": self._act_correction,
             "key": self._act_key,
-            "timeseries": lambda verb, key, query, body: self._timeseries.query(body),
+            "timeseries": self._act_timeseries,
         }
         with self._lock:
             return acts[noun](verb, key, query, body)
@@ -465,6 +465,10 @@ class FakeDatadog:
         if not self.identifies_keys:
             raise Rejected(404, "Not found")
         return self._validated_key()
+
+    def _act_timeseries(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        """query timeseries: POST /api/v2/query/timeseries."""
+        return self._timeseries.query(body)
 
     def _validated_key(self) -> Body:
         """The answer of GET /api/v2/validate as documented: the org's UUID, the key's ID and its scopes.

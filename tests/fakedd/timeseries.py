@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .common import Body, Rejected
 
 MAX_POINTS = 1500
 _QUERY = re.compile(r"^(avg|max|min|sum):([A-Za-z_][\w.]*)\{([^}]*)\}(\.as_count\(\))?$")
-_SPACE = {"avg": lambda v: sum(v) / len(v), "max": max, "min": min, "sum": sum}
+_SPACE: dict[str, Callable[[list[float]], float]] = {
+    "avg": lambda v: sum(v) / len(v),
+    "max": max,
+    "min": min,
+    "sum": sum,
+}
 
 
 class Timeseries:
