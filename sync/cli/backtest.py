@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sync.aws.backtest.cache import Cache
-from sync.aws.backtest.fetch import Fetched, fetch
+from sync.aws.backtest.fetch import fetch
+from sync.aws.core import history as cloudwatch
 from sync.aws.core.datadog_names import Read, read_for
+from sync.cli import backtest_datadog as datadog
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.core.backtest.compare import compare
+from sync.core.backtest.fetched import Fetched
 from sync.core.backtest.readings import History, Reading, readings
 from sync.core.backtest.reads import reads
 from sync.core.backtest.replay import Replay, replay
@@ -30,7 +34,8 @@ from sync.report import backtest as report
 
 CACHE = Path(".obs-cache") / "backtest"
 WARMUP = timedelta(hours=6)  # history before the period, so the first windows (up to a 6 h burn rate) are full
-SOURCE = "CloudWatch"
+SOURCES = {"cloudwatch": "CloudWatch", "datadog": "Datadog"}
+Wanted = Read | datadog.Query  # one series to read, from the source asked
 
 
 def register(commands: Commands) -> None:
@@ -38,15 +43,23 @@ def register(commands: Commands) -> None:
         "backtest",
         help="replay the environment's monitors over real metric history: what would have paged",
         description="Reads the series every monitor of the environment reads from CloudWatch (GetMetricData, "
-        "credentials from the standard AWS chain) and evaluates every monitor, composite and burn-rate alert on "
-        "them minute by minute with the model of `obs test`, planned maintenance on the real clock. Reports per "
-        "monitor and per audience the alerts, pages and notifications, and the incidents. Fetched days are kept "
-        f"in {CACHE}/ under the definitions folder. Exit 0 when it ran, 1 on error.",
+        "credentials from the standard AWS chain), or with --source datadog from Datadog's timeseries query "
+        "(DD_API_KEY and DD_APP_KEY, the timeseries_query permission), and evaluates every monitor, composite "
+        "and burn-rate alert on them minute by minute with the model of `obs test`, planned maintenance on the "
+        "real clock. Reports per monitor and per audience the alerts, pages and notifications, and the "
+        f"incidents. Fetched days are kept in {CACHE}/ under the definitions folder. Exit 0 when it ran, 1 on error.",
     )
     parser.add_argument("--env", required=True, metavar="ENV", help="the environment to replay")
     parser.add_argument("--days", type=int, default=14, metavar="N", help="the period: the last N days (default 14)")
     parser.add_argument("--from", dest="start", metavar="T", help="the period's start, ISO 8601 UTC (with --to)")
     parser.add_argument("--to", dest="end", metavar="T", help="the period's end, ISO 8601 UTC (default: now)")
+    parser.add_argument(
+        "--source",
+        choices=sorted(SOURCES),
+        default="cloudwatch",
+        help="where the history is read: CloudWatch (default; AWS integration metrics, 15 days at 1-minute "
+        "resolution) or Datadog (any metric Datadog holds, 15 months; one request per UTC day and 16 series)",
+    )
     parser.add_argument("--queue", action="append", default=[], metavar="Q", help="only this queue (repeatable)")
     parser.add_argument(
         "--base",
@@ -87,37 +100,47 @@ class _Side:
     defs: Definitions
     env: Environment
     resources: tuple[Resource, ...]
-    wanted: dict[str, Read]  # "monitor key|n" -> the series
+    wanted: Mapping[str, Wanted]  # "monitor key|n" -> the series
     unread: dict[str, str]  # key -> why none of its series can be read
 
 
 def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
-    head = _side(load(root), args.env, args.queue)
-    base = _base(root, args.base, args.env, args.queue) if args.base else None
-    period = _period(args, datetime.now(UTC).replace(second=0, microsecond=0))
+    source: str = args.source
+    head = _side(load(root), args.env, args.queue, source)
+    base = _base(root, args.base, args.env, args.queue, source) if args.base else None
+    period = _period(args, datetime.now(UTC).replace(second=0, microsecond=0), source)
     sides = [head] if base is None else [head, base]
-    reads = sorted({read for side in sides for read in side.wanted.values()}, key=repr)
     cache = Cache(None if args.no_cache else (args.cache or root / CACHE))
-    fetched = fetch(reads, period.origin, period.end, period.now, cache)
-    _check_any(head.env, fetched, period)
+    fetched: Fetched[Any]
+    if source == "datadog":
+        queries = sorted({q for side in sides for q in side.wanted.values() if isinstance(q, datadog.Query)})
+        fetched = datadog.fetch(head.env, queries, period.origin, period.end, period.now, cache)
+        history = datadog.history(fetched.points, period.origin)
+    else:
+        reads = sorted({read for side in sides for read in side.wanted.values() if isinstance(read, Read)}, key=repr)
+        fetched = fetch(reads, period.origin, period.end, period.now, cache)
+        history = _history(head.env, fetched, period)
+    _check_any(head.env, fetched, period, source)
     print(
         f"read {fetched.datapoints} points in {fetched.calls} calls, {fetched.cached} series-days cached",
         file=sys.stderr,
     )
     used: set[notes.Assumption] = set()
-    found = readings(_history(head.env, fetched, period), head.env.metrics_source, used)
+    found = readings(history, head.env.metrics_source, used)
     replayed = _replay(head, args.queue, period, fetched, found, used)
     compared = None
     if base is not None:
         before = _replay(base, args.queue, period, fetched, found, set(used))
         compared = (args.base, compare(before, replayed))
-    result = report.Backtest(head.env.name, period.start, period.end, period.origin, SOURCE, replayed, compared)
+    result = report.Backtest(
+        head.env.name, period.start, period.end, period.origin, SOURCES[source], replayed, compared
+    )
     sys.stdout.write({"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(result))
     return Exit.OK
 
 
-def _side(defs: Definitions, env_name: str, queues: Sequence[str], check: bool = True) -> _Side:
+def _side(defs: Definitions, env_name: str, queues: Sequence[str], source: str, check: bool = True) -> _Side:
     """`check`: a queue asked for must exist (in a base revision it may not yet)."""
     env = defs.environment(env_name)
     known = {q.name for q in defs.env_queues[env.name]}
@@ -125,11 +148,11 @@ def _side(defs: Definitions, env_name: str, queues: Sequence[str], check: bool =
         if queue not in known:
             raise ObsError.of(f"{env.name} has no queue '{queue}'", "use one of: " + ", ".join(sorted(known)))
     resources = expand_env(defs, env)
-    wanted, unread = _wanted(env, resources, queues)
-    return _Side(defs, env, resources, wanted, unread)
+    found = datadog.wanted(resources, queues) if source == "datadog" else _wanted(env, resources, queues)
+    return _Side(defs, env, resources, *found)
 
 
-def _base(root: Path, ref: str, env_name: str, queues: Sequence[str]) -> _Side:
+def _base(root: Path, ref: str, env_name: str, queues: Sequence[str], source: str) -> _Side:
     """The base revision's definitions, read from git as `obs diff` reads a base (the working tree untouched),
     rendered by this version of obs."""
     revision.repository_prefix(root)
@@ -139,7 +162,7 @@ def _base(root: Path, ref: str, env_name: str, queues: Sequence[str]) -> _Side:
             defs = load(folder)
             if env_name not in {e.name for e in defs.environments}:
                 raise ObsError.of(f"the base revision '{ref}' has no environment {env_name}", "compare with another")
-            return _side(defs, env_name, queues, check=False)
+            return _side(defs, env_name, queues, source, check=False)
         except ObsError as exc:
             what = f"the base revision '{ref}' does not load with this version of obs"
             raise ObsError(Problem(what=what, fix="compare with another revision"), *exc.problems) from None
@@ -149,7 +172,7 @@ def _replay(
     side: _Side,
     queues: Sequence[str],
     period: Period,
-    fetched: Fetched,
+    fetched: Fetched[Any],
     found: Sequence[Reading],
     used: set[notes.Assumption],
 ) -> Replay:
@@ -163,7 +186,7 @@ def _replay(
     return replay(setup, found, used)
 
 
-def _period(args: argparse.Namespace, now: datetime) -> Period:
+def _period(args: argparse.Namespace, now: datetime, source: str) -> Period:
     end = _time(args.end, "--to") if args.end else now
     if args.start:
         start = _time(args.start, "--from")
@@ -171,7 +194,7 @@ def _period(args: argparse.Namespace, now: datetime) -> Period:
         if args.days < 1:
             raise ObsError.of(f"--days {args.days} is no period", "give at least 1")
         start = end - timedelta(days=args.days)
-    oldest = now - timedelta(days=15)
+    oldest = now - (datadog.RETENTION if source == "datadog" else cloudwatch.RETENTION)
     origin = max(start - WARMUP, min(start, oldest))
     return Period(start, end, origin, now)
 
@@ -205,7 +228,7 @@ def _wanted(
     return wanted, unread
 
 
-def _history(env: Environment, fetched: Fetched, period: Period) -> list[History]:
+def _history(env: Environment, fetched: Fetched[Read], period: Period) -> list[History]:
     out = []
     for read, points in sorted(fetched.points.items(), key=lambda item: repr(item[0])):
         minutes = {_minutes(stamp - period.origin): value for stamp, value in points.items()}
@@ -214,12 +237,19 @@ def _history(env: Environment, fetched: Fetched, period: Period) -> list[History
     return out
 
 
-def _check_any(env: Environment, fetched: Fetched, period: Period) -> None:
-    """Not one point for any monitor: the wrong account or region, not a quiet fortnight."""
-    if fetched.points and not any(fetched.points.values()):
-        regions = ", ".join(sorted({r.region for r in fetched.points}))
+def _check_any(env: Environment, fetched: Fetched[Any], period: Period, source: str) -> None:
+    """Not one point for any monitor: the wrong account, region or org, not a quiet fortnight."""
+    if not fetched.points or any(fetched.points.values()):
+        return
+    if source == "datadog":
         raise ObsError.of(
-            f"CloudWatch has no data for any monitor of {env.name} in {regions} between "
-            f"{report.iso(period.origin)} and {report.iso(period.end)}",
-            f"check that the AWS credentials are for account {env.account_id} and the region is right",
+            f"Datadog has no data for any monitor of {env.name} between {report.iso(period.origin)} and "
+            f"{report.iso(period.end)}",
+            f"check that DD_API_KEY and DD_APP_KEY are keys of the org of {env.name} ({env.site})",
         )
+    regions = ", ".join(sorted({r.region for r in fetched.points}))
+    raise ObsError.of(
+        f"CloudWatch has no data for any monitor of {env.name} in {regions} between "
+        f"{report.iso(period.origin)} and {report.iso(period.end)}",
+        f"check that the AWS credentials are for account {env.account_id} and the region is right",
+    )

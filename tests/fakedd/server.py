@@ -28,6 +28,7 @@ from .lag import Lag
 from .monitors import Monitors
 from .ratelimit import RateLimiter
 from .slos import Slos
+from .timeseries import Timeseries
 
 LOST_RESPONSE = 0  # the write was committed and the connection closed without an answer
 TIMED_OUT = -1  # the request hung, then the connection was closed; nothing was done
@@ -44,6 +45,7 @@ DOWNTIME_WRITES = "downtime_writes"
 SLO_READS = "slo_reads"
 SLO_WRITES = "slo_writes"
 KEY_READS = "key_reads"
+TIMESERIES_QUERY = "timeseries_query"
 CORRECTION_READS = "slo_correction_reads"
 CORRECTION_WRITES = "slo_correction_writes"
 _WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES, SLO_WRITES, CORRECTION_WRITES)
@@ -82,6 +84,7 @@ _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
     (r"/api/v1/slo/([a-z0-9]+)", "PUT"): (SLO_WRITES, "update slo"),
     (r"/api/v1/slo/([a-z0-9]+)", "DELETE"): (SLO_WRITES, "delete slo"),
     (r"/api/v2/validate", "GET"): (KEY_READS, "identify key"),
+    (r"/api/v2/query/timeseries", "POST"): (TIMESERIES_QUERY, "query timeseries"),
 }
 
 
@@ -101,8 +104,8 @@ class _Route:
 
 
 class FakeDatadog:
-    """A stateful Datadog monitors, dashboards, downtimes, SLOs and SLO corrections API for the real client to
-    talk to; a context manager."""
+    """A stateful Datadog monitors, dashboards, downtimes, SLOs and SLO corrections API, and the timeseries
+    query over series a test puts in (put_series), for the real client to talk to; a context manager."""
 
     def __init__(self, faults: Faults | None = None, api_key: str | None = None, app_key: str | None = None) -> None:
         self.faults = faults or Faults()
@@ -118,6 +121,7 @@ class FakeDatadog:
         self._downtimes = Downtimes()
         self._slos = Slos()
         self._corrections = Corrections(lambda slo_id: slo_id in self._slos.items)
+        self._timeseries = Timeseries()
         self._limiter = RateLimiter(lambda: self.faults)
         self._lag = Lag(lambda: self.faults.list_lag)
         self._stopping = threading.Event()
@@ -253,6 +257,11 @@ class FakeDatadog:
             wanted = set(identifier["monitor_tags"])
             return {i for i, m in self._monitors.items.items() if wanted <= set(m.get("tags") or ())}
 
+    def put_series(self, metric: str, tags: dict[str, str], points: dict[int, float]) -> None:
+        """Metric history, as an integration or the Agent would have sent it: points by epoch second."""
+        with self._lock:
+            self._timeseries.put(metric, tags, points)
+
     def cancel_downtime(self, downtime_id: str) -> None:
         with self._lock:
             self._downtimes.cancel(downtime_id)
@@ -349,7 +358,7 @@ class FakeDatadog:
     def _act(self, route: _Route, query: Query, raw: bytes) -> Any:
         key = route.key or ""
         body: Any = None
-        if route.action.startswith(("create", "update", "validate")):
+        if route.action.startswith(("create", "update", "validate", "query")):
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -367,6 +376,7 @@ class FakeDatadog:
             "correction": self._act_correction,
             "corrections": self._act_correction,
             "key": self._act_key,
+            "timeseries": self._act_timeseries,
         }
         with self._lock:
             return acts[noun](verb, key, query, body)
@@ -455,6 +465,10 @@ class FakeDatadog:
         if not self.identifies_keys:
             raise Rejected(404, "Not found")
         return self._validated_key()
+
+    def _act_timeseries(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        """query timeseries: POST /api/v2/query/timeseries."""
+        return self._timeseries.query(body)
 
     def _validated_key(self) -> Body:
         """The answer of GET /api/v2/validate as documented: the org's UUID, the key's ID and its scopes.

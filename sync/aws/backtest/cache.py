@@ -7,9 +7,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sync.core.backtest.fetched import Points
 from sync.errors import ObsError
-
-Points = dict[datetime, float]
 
 
 class Cache:

@@ -4,17 +4,17 @@ call, every page; finished days come from the cache when it has them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 
-from sync.aws.backtest.cache import Cache, Points
 from sync.aws.core import history
 from sync.aws.core.datadog_names import Read
 from sync.aws.reads.clients import aws_errors
+from sync.core.backtest import fetched
+from sync.core.backtest.fetched import Points, Store
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -22,15 +22,7 @@ if TYPE_CHECKING:
 PERMISSION = "cloudwatch:GetMetricData"
 
 
-@dataclass
-class Fetched:
-    """Each series' points (UTC minute -> value), why some could not be read, and what the reading cost."""
-
-    points: dict[Read, Points] = field(default_factory=dict)
-    unread: dict[Read, str] = field(default_factory=dict)
-    calls: int = 0
-    datapoints: int = 0
-    cached: int = 0  # series-days read from the cache
+Fetched = fetched.Fetched[Read]
 
 
 # How the fetcher reaches AWS: a CloudWatch client and the account of the credentials, for a region.
@@ -49,7 +41,7 @@ def connect(region: str) -> tuple[CloudWatchClient, str]:
 
 
 def fetch(
-    reads: Sequence[Read], start: datetime, end: datetime, now: datetime, cache: Cache, connector: Connector = connect
+    reads: Sequence[Read], start: datetime, end: datetime, now: datetime, cache: Store, connector: Connector = connect
 ) -> Fetched:
     history.check_period(start, end, now)
     found = Fetched()
@@ -75,7 +67,7 @@ def _day(
     start: datetime,
     end: datetime,
     keep: bool,
-    cache: Cache,
+    cache: Store,
     found: Fetched,
 ) -> None:
     wanted = []

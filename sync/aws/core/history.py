@@ -10,15 +10,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sync.aws.core.datadog_names import Read
+from sync.core.backtest.fetched import days, settled
 from sync.errors import ObsError
+
+__all__ = ["BATCH", "RETENTION", "batches", "cache_key", "check_period", "days", "query", "settled"]
 
 # CloudWatch keeps 1-minute points 15 days (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html):
 # older periods come back in 5-minute points, which the one-minute model would misread.
 RETENTION = timedelta(days=15)
 BATCH = 500  # GetMetricData takes at most 500 queries a call
 PERIOD_S = 60
-# A day is kept once it ended this long ago: CloudWatch may still add late points to the last minutes.
-SETTLED = timedelta(hours=1)
 
 
 def check_period(start: datetime, end: datetime, now: datetime) -> None:
@@ -37,17 +38,6 @@ def check_period(start: datetime, end: datetime, now: datetime) -> None:
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
-
-
-def days(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
-    """[start, end) cut at each UTC midnight."""
-    out = []
-    at = start
-    while at < end:
-        midnight = (at + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-        out.append((at, min(midnight, end)))
-        at = midnight
-    return out
 
 
 def batches(reads: Sequence[Read]) -> Iterator[Sequence[Read]]:
@@ -82,7 +72,3 @@ def cache_key(read: Read, start: datetime, end: datetime) -> str:
         "end": _iso(end),
     }
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
-
-
-def settled(end: datetime, now: datetime) -> bool:
-    return end <= now - SETTLED

@@ -15,7 +15,7 @@ from sync.core import composite_query, metric_query
 from sync.core.metric_query import Leaf
 
 # One metric query wherever it appears: in a monitor's query or in an SLO's named queries.
-_LEAF = re.compile(r"(?:avg|max|min|sum):[A-Za-z_][\w.]*\{[^{}()\[\]]*\}")
+_LEAF = re.compile(r"(?:avg|max|min|sum):[A-Za-z_][\w.]*\{[^{}()\[\]]*\}(?:\.as_count\(\)|\.as_rate\(\))?")
 _SLO_REF = re.compile(r"\$\{slo_id:([^}]+)\}")
 
 Filter = tuple[str, tuple[tuple[str, str], ...]]  # (metric, tag filters): what one metric query selects
@@ -26,6 +26,7 @@ class Reads:
     """What a monitor reads: metric queries, or for a composite the monitors it combines."""
 
     filters: tuple[Filter, ...] = ()
+    leaves: tuple[Leaf, ...] = ()  # the metric queries as written: what a source that merges series is asked
     monitors: tuple[str, ...] = ()
     problem: str = ""  # why what it reads cannot be told
 
@@ -47,6 +48,7 @@ def reads(body: Mapping[str, Any], slos: Mapping[str, Mapping[str, Any]]) -> Rea
             return Reads(problem="its SLO is not among this environment's SLOs")
         text = json.dumps(slo.get("sli_specification") or {})
     found: dict[Filter, None] = {}
+    leaves: dict[Leaf, None] = {}
     for token in _LEAF.findall(text):
         try:
             leaf = metric_query.expression(token)
@@ -54,6 +56,7 @@ def reads(body: Mapping[str, Any], slos: Mapping[str, Mapping[str, Any]]) -> Rea
             return Reads(problem=str(exc))
         if isinstance(leaf, Leaf):
             found[(leaf.metric, leaf.tags)] = None
+            leaves[leaf] = None
     if not found:
         return Reads(problem="it reads no metric query obs can fetch")
-    return Reads(filters=tuple(sorted(found)))
+    return Reads(filters=tuple(sorted(found)), leaves=tuple(sorted(leaves, key=repr)))

@@ -1,0 +1,48 @@
+"""Pure: what every source of backtest history shares: points by UTC minute, what a fetch found and cost, the
+cache it keeps finished days in, and the cut of a period into UTC days."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Generic, Protocol, TypeVar
+
+Points = dict[datetime, float]
+K = TypeVar("K")
+
+# A day is kept once it ended this long ago: the source may still add late points to the last minutes.
+SETTLED = timedelta(hours=1)
+
+
+@dataclass
+class Fetched(Generic[K]):
+    """Each series' points (UTC minute -> value), why some could not be read, and what the reading cost."""
+
+    points: dict[K, Points] = field(default_factory=dict)
+    unread: dict[K, str] = field(default_factory=dict)
+    calls: int = 0
+    datapoints: int = 0
+    cached: int = 0  # series-days read from the cache
+
+
+class Store(Protocol):
+    """Where finished days are kept between runs (sync.aws.backtest.cache.Cache), by a hash of what was asked."""
+
+    def get(self, key: str) -> Points | None: ...
+
+    def put(self, key: str, points: Points) -> None: ...
+
+
+def days(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+    """[start, end) cut at each UTC midnight."""
+    out = []
+    at = start
+    while at < end:
+        midnight = (at + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        out.append((at, min(midnight, end)))
+        at = midnight
+    return out
+
+
+def settled(end: datetime, now: datetime) -> bool:
+    return end <= now - SETTLED
