@@ -415,3 +415,47 @@ def test_only_the_audit_job_can_mint_an_aws_token_and_it_holds_no_datadog_key(na
         assert "secrets." not in yaml.safe_dump(job), f"{job_name}: the job that can reach AWS holds no secret"
         assert "obs sync" not in runs and "obs diff" not in runs and "obs plan" not in runs, job_name
         assert job["environment"], "the AWS role trusts the environment's token only"
+
+
+@pytest.mark.parametrize(
+    ("envs", "added"),
+    [("", []), ("prod staging", ["--backtest", "prod", "--backtest", "staging", "--backtest-source", "datadog"])],
+)
+def test_the_preview_backtests_only_the_environments_the_repository_opts_in(
+    tmp_path: Path, envs: str, added: list[str]
+) -> None:
+    step = next(s for s in load("obs.yml")["jobs"]["preview"]["steps"] if s.get("id") == "diff")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(tmp_path),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        check=True,
+    )
+    subprocess.run(["git", "-C", str(tmp_path), "update-ref", "refs/remotes/origin/main", "HEAD"], check=True)
+    (tmp_path / "bin").mkdir()
+    obs = tmp_path / "bin" / "obs"
+    obs.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$(dirname "$0")/../argv.txt"\necho preview\n')
+    obs.chmod(0o755)
+    env = {"BASE_REF": "main", "BACKTEST_ENVS": envs, "GITHUB_OUTPUT": "out.txt", "GITHUB_STEP_SUMMARY": "sum.txt"}
+    assert {"BASE_REF", "BACKTEST_ENVS"} <= set(step["env"]), "the step passes what the script reads"
+    path = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+    script = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]]
+    done = subprocess.run(script, cwd=tmp_path, env={"PATH": path, **env}, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    argv = (tmp_path / "argv.txt").read_text().split("\n")[:-1]
+    head = ["git", "-C", str(tmp_path), "rev-parse", "HEAD"]
+    base = subprocess.run(head, check=True, capture_output=True, text=True).stdout
+    assert argv == ["diff", "--base", base.strip(), "--base-label", "main", *added, "--format", "markdown"]
+    assert (tmp_path / "comment.md").read_text() == "preview\n"

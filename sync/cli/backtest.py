@@ -4,38 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from sync.aws.backtest.cache import Cache
-from sync.aws.backtest.fetch import fetch
-from sync.aws.core import history as cloudwatch
-from sync.aws.core.datadog_names import Read, read_for
-from sync.cli import backtest_datadog as datadog
+from sync.cli import replaying
 from sync.cli.conventions import Commands, Exit, format_option
-from sync.core.backtest.compare import compare
-from sync.core.backtest.fetched import Fetched
-from sync.core.backtest.readings import History, Reading, readings
-from sync.core.backtest.reads import reads
-from sync.core.backtest.replay import Replay, replay
-from sync.core.evaluation import notes
-from sync.core.kinds import SLO
+from sync.core.backtest.fetched import SOURCES
 from sync.core.resources import Resource
 from sync.definitions.load import load
-from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError, Problem
-from sync.expand import backtest as placed
-from sync.expand.desired import expand_env
-from sync.preview import revision
+from sync.preview import own_code, revision
 from sync.report import backtest as report
 
 CACHE = Path(".obs-cache") / "backtest"
-WARMUP = timedelta(hours=6)  # history before the period, so the first windows (up to a 6 h burn rate) are full
-SOURCES = {"cloudwatch": "CloudWatch", "datadog": "Datadog"}
-Wanted = Read | datadog.Query  # one series to read, from the source asked
 
 
 def register(commands: Commands) -> None:
@@ -64,7 +47,8 @@ def register(commands: Commands) -> None:
     parser.add_argument(
         "--base",
         metavar="REF",
-        help="also replay the definitions of this git revision (as `obs diff` renders a base) on the same history, "
+        help="also replay the definitions of this git revision (rendered as `obs diff` renders a base: by its own "
+        "code when the change edits obs) on the same history, "
         "and say which incidents would no longer page and which pages are new",
     )
     parser.add_argument("--no-cache", action="store_true", help="read everything from the source, keep nothing")
@@ -73,120 +57,53 @@ def register(commands: Commands) -> None:
     parser.set_defaults(handler=run)
 
 
-@dataclass(frozen=True)
-class Period:
-    start: datetime
-    end: datetime
-    origin: datetime  # the first minute fetched: the period's start less the warm-up
-    now: datetime
-
-    @property
-    def warmup(self) -> int:
-        return _minutes(self.start - self.origin)
-
-    @property
-    def duration(self) -> int:
-        return _minutes(self.end - self.origin)
-
-
-def _minutes(span: timedelta) -> int:
-    return int(span.total_seconds() // 60)
-
-
-@dataclass(frozen=True)
-class _Side:
-    """One revision's environment: its definitions, its monitors, and the series they read."""
-
-    defs: Definitions
-    env: Environment
-    resources: tuple[Resource, ...]
-    wanted: Mapping[str, Wanted]  # "monitor key|n" -> the series
-    unread: dict[str, str]  # key -> why none of its series can be read
-
-
 def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
     source: str = args.source
-    head = _side(load(root), args.env, args.queue, source)
-    base = _base(root, args.base, args.env, args.queue, source) if args.base else None
-    period = _period(args, datetime.now(UTC).replace(second=0, microsecond=0), source)
-    sides = [head] if base is None else [head, base]
+    head = replaying.side(load(root), args.env, args.queue, source)
+    base = (args.base, _base(root, args.base, args.env, args.queue, source)) if args.base else None
+    span = _period(args, datetime.now(UTC).replace(second=0, microsecond=0), source)
     cache = Cache(None if args.no_cache else (args.cache or root / CACHE))
-    fetched: Fetched[Any]
-    if source == "datadog":
-        queries = sorted({q for side in sides for q in side.wanted.values() if isinstance(q, datadog.Query)})
-        fetched = datadog.fetch(head.env, queries, period.origin, period.end, period.now, cache)
-        history = datadog.history(fetched.points, period.origin)
-    else:
-        reads = sorted({read for side in sides for read in side.wanted.values() if isinstance(read, Read)}, key=repr)
-        fetched = fetch(reads, period.origin, period.end, period.now, cache)
-        history = _history(head.env, fetched, period)
-    _check_any(head.env, fetched, period, source)
-    print(
-        f"read {fetched.datapoints} points in {fetched.calls} calls, {fetched.cached} series-days cached",
-        file=sys.stderr,
-    )
-    used: set[notes.Assumption] = set()
-    found = readings(history, head.env.metrics_source, used)
-    replayed = _replay(head, args.queue, period, fetched, found, used)
-    compared = None
-    if base is not None:
-        before = _replay(base, args.queue, period, fetched, found, set(used))
-        compared = (args.base, compare(before, replayed))
-    result = report.Backtest(
-        head.env.name, period.start, period.end, period.origin, SOURCES[source], replayed, compared
-    )
+    result = replaying.replayed(head, base, args.queue, span, source, cache)
     sys.stdout.write({"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(result))
     return Exit.OK
 
 
-def _side(defs: Definitions, env_name: str, queues: Sequence[str], source: str, check: bool = True) -> _Side:
-    """`check`: a queue asked for must exist (in a base revision it may not yet)."""
-    env = defs.environment(env_name)
-    known = {q.name for q in defs.env_queues[env.name]}
-    for queue in queues if check else ():
-        if queue not in known:
-            raise ObsError.of(f"{env.name} has no queue '{queue}'", "use one of: " + ", ".join(sorted(known)))
-    resources = expand_env(defs, env)
-    found = datadog.wanted(resources, queues) if source == "datadog" else _wanted(env, resources, queues)
-    return _Side(defs, env, resources, *found)
-
-
-def _base(root: Path, ref: str, env_name: str, queues: Sequence[str], source: str) -> _Side:
+def _base(root: Path, ref: str, env_name: str, queues: Sequence[str], source: str) -> replaying.Side:
     """The base revision's definitions, read from git as `obs diff` reads a base (the working tree untouched),
-    rendered by this version of obs."""
+    and its monitors rendered by its own code when the change edits obs itself."""
     revision.repository_prefix(root)
-    revision.resolve(root, ref)
+    commit = revision.resolve(root, ref)
     with revision.checked_out(root, ref) as folder:
         try:
             defs = load(folder)
             if env_name not in {e.name for e in defs.environments}:
                 raise ObsError.of(f"the base revision '{ref}' has no environment {env_name}", "compare with another")
-            return _side(defs, env_name, queues, source, check=False)
+            rendered = own_render(root, commit, env_name)
+            return replaying.side(defs, env_name, queues, source, check=False, resources=rendered)
         except ObsError as exc:
             what = f"the base revision '{ref}' does not load with this version of obs"
             raise ObsError(Problem(what=what, fix="compare with another revision"), *exc.problems) from None
 
 
-def _replay(
-    side: _Side,
-    queues: Sequence[str],
-    period: Period,
-    fetched: Fetched[Any],
-    found: Sequence[Reading],
-    used: set[notes.Assumption],
-) -> Replay:
-    unread = dict(side.unread)
-    for key, read in side.wanted.items():
-        if read in fetched.unread:
-            unread.setdefault(key.split("|")[0], fetched.unread[read])
-    setup = placed.setup(
-        side.defs, side.env, side.resources, queues, period.origin, period.duration, period.warmup, unread
-    )
-    return replay(setup, found, used)
+def own_render(root: Path, commit: str, env_name: str, inside: str | None = None) -> Sequence[Resource] | None:
+    """The base's monitors of the environment as the base's own code renders them, when the change edits obs
+    itself (a changed default then shows as a change); None where obs is unchanged, or, said on stderr, where
+    the base's code cannot render them."""
+    if not own_code.changed_files(root, commit, None):
+        return None
+    rendered = own_code.render_with_own_code(root, commit, revision.prefix_of(root, inside))
+    if rendered is None or env_name not in rendered:
+        print(
+            "warning: this change edits obs itself and the base could not be rendered by its own code: both "
+            "sides are rendered by this obs, so a changed default replays as no change",
+            file=sys.stderr,
+        )
+        return None
+    return rendered[env_name]
 
 
-def _period(args: argparse.Namespace, now: datetime, source: str) -> Period:
+def _period(args: argparse.Namespace, now: datetime, source: str) -> replaying.Period:
     end = _time(args.end, "--to") if args.end else now
     if args.start:
         start = _time(args.start, "--from")
@@ -194,9 +111,7 @@ def _period(args: argparse.Namespace, now: datetime, source: str) -> Period:
         if args.days < 1:
             raise ObsError.of(f"--days {args.days} is no period", "give at least 1")
         start = end - timedelta(days=args.days)
-    oldest = now - (datadog.RETENTION if source == "datadog" else cloudwatch.RETENTION)
-    origin = max(start - WARMUP, min(start, oldest))
-    return Period(start, end, origin, now)
+    return replaying.period(start, end, now, source)
 
 
 def _time(text: str, option: str) -> datetime:
@@ -209,47 +124,3 @@ def _time(text: str, option: str) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).replace(second=0, microsecond=0)
-
-
-def _wanted(
-    env: Environment, resources: Sequence[Resource], queues: Sequence[str]
-) -> tuple[dict[str, Read], dict[str, str]]:
-    """Each CloudWatch series to read, under "monitor key|n"; and the monitors none can be read for, with why."""
-    slos = {r.key: r.body for r in resources if r.kind == SLO}
-    wanted: dict[str, Read] = {}
-    unread: dict[str, str] = {}
-    for resource in placed.chosen(resources, queues):
-        for n, (metric, tags) in enumerate(reads(resource.body, slos).filters):
-            read = read_for(metric, tags, env.region, env.account_id, env.account_tag)
-            if isinstance(read, str):
-                unread.setdefault(resource.key, read)
-            else:
-                wanted[f"{resource.key}|{n}"] = read
-    return wanted, unread
-
-
-def _history(env: Environment, fetched: Fetched[Read], period: Period) -> list[History]:
-    out = []
-    for read, points in sorted(fetched.points.items(), key=lambda item: repr(item[0])):
-        minutes = {_minutes(stamp - period.origin): value for stamp, value in points.items()}
-        tags = read.tags(env.account_tag)
-        out.append(History(read.name, tags, minutes, sqs=read.source.namespace == "AWS/SQS"))
-    return out
-
-
-def _check_any(env: Environment, fetched: Fetched[Any], period: Period, source: str) -> None:
-    """Not one point for any monitor: the wrong account, region or org, not a quiet fortnight."""
-    if not fetched.points or any(fetched.points.values()):
-        return
-    if source == "datadog":
-        raise ObsError.of(
-            f"Datadog has no data for any monitor of {env.name} between {report.iso(period.origin)} and "
-            f"{report.iso(period.end)}",
-            f"check that DD_API_KEY and DD_APP_KEY are keys of the org of {env.name} ({env.site})",
-        )
-    regions = ", ".join(sorted({r.region for r in fetched.points}))
-    raise ObsError.of(
-        f"CloudWatch has no data for any monitor of {env.name} in {regions} between "
-        f"{report.iso(period.origin)} and {report.iso(period.end)}",
-        f"check that the AWS credentials are for account {env.account_id} and the region is right",
-    )

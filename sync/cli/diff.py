@@ -10,6 +10,7 @@ from pathlib import Path
 from sync.check import accepted
 from sync.cli import colour
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
+from sync.core.backtest.fetched import SOURCES
 from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.definitions import maintenance
 from sync.definitions.load import load
@@ -19,6 +20,7 @@ from sync.preview import comment, own_code, report, revision
 from sync.preview.compare import WORKING_TREE, Preview, Rendered, compare, environments
 from sync.preview.facts import EMPTY, Facts, read_facts
 from sync.preview.notices import EMPTY_BASE, OBS_CODE, Notice
+from sync.report import backtest as backtest_report
 
 
 def register(commands: Commands) -> None:
@@ -50,6 +52,24 @@ def register(commands: Commands) -> None:
     parser.add_argument(
         "--env", action="append", default=[], metavar="ENV", help="only this environment (repeatable; default: all)"
     )
+    parser.add_argument(
+        "--backtest",
+        action="append",
+        default=[],
+        metavar="ENV",
+        help="also replay the base's and the head's monitors of ENV over its real metric history and say which "
+        "incidents would no longer page and which pages are new, as `obs backtest --base` does (repeatable; needs "
+        "read-only credentials for the source: cloudwatch:GetMetricData, or Datadog's timeseries_query)",
+    )
+    parser.add_argument(
+        "--backtest-days", type=int, default=7, metavar="N", help="the history --backtest replays (default 7 days)"
+    )
+    parser.add_argument(
+        "--backtest-source",
+        choices=sorted(SOURCES),
+        default="cloudwatch",
+        help="where --backtest reads the history (default: cloudwatch)",
+    )
     format_option(parser, help_text="markdown is made for a pull-request comment (default: text)")
     detailed_exitcode_option(parser, "anything changes")
     parser.set_defaults(handler=run)
@@ -79,7 +99,12 @@ def run(args: argparse.Namespace) -> int:
         said=said,
         ownership=ownership,
     )
-    sys.stdout.write(_render(found, args.format, _rerun(args), colour.enabled(args)))
+    backtested = []
+    if args.backtest:  # opt-in: reads metric history with credentials; the preview itself stays offline
+        from sync.cli import diff_backtest  # noqa: PLC0415 (boto3 and the Datadog client load only when asked)
+
+        backtested = [diff_backtest.outcome(root, args, env, base, head, base_commit) for env in args.backtest]
+    sys.stdout.write(_render(found, args.format, _rerun(args), colour.enabled(args), backtested))
     return Exit.CHANGES if args.detailed_exitcode and found.pending else Exit.OK
 
 
@@ -183,7 +208,10 @@ def _rerun(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
-def _render(found: Preview, fmt: str, rerun: str, coloured: bool) -> str:
+def _render(found: Preview, fmt: str, rerun: str, coloured: bool, backtested: list[backtest_report.Outcome]) -> str:
     if fmt == "markdown":
-        return comment.comment(found, rerun)
-    return report.as_json(found) if fmt == "json" else report.text(found, colour=coloured)
+        return comment.comment(found, rerun, backtest_report.diff_markdown(backtested, rerun))
+    if fmt == "json":
+        return report.as_json(found, backtest_report.diff_json(backtested) if backtested else None)
+    lines = backtest_report.diff_lines(backtested)
+    return report.text(found, colour=coloured) + "".join(f"{line}\n" for line in lines)

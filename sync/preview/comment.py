@@ -92,19 +92,26 @@ class _Section:
             self.hidden["queues"] += 1
 
 
-def comment(preview: Preview, rerun: str) -> str:
-    """The markdown comment; `rerun` is the command that shows everything, e.g. `obs diff --base X`."""
+def comment(preview: Preview, rerun: str, extra: str = "") -> str:
+    """The markdown comment; `rerun` is the command that shows everything, e.g. `obs diff --base X`. `extra`
+    (what the backtest found) follows the header, never cut: the rest fits beside it."""
+    budget = BUDGET - size(extra)
     sections = [_new_section(plan) for plan in preview.plans if plan.pending]
     # Who gets paged matters most, but thousands of rows would leave no room for anything else.
-    paging = next(p for p in _fewer_rows(preview.paging) if size(_paging(preview.paging, p, rerun)) <= BUDGET // 2)
-    total = size(_header(preview)) + size(_grouped(preview, rerun)) + size(_paging(preview.paging, paging, rerun))
+    paging = next(p for p in _fewer_rows(preview.paging) if size(_paging(preview.paging, p, rerun)) <= budget // 2)
+    total = (
+        size(_header(preview))
+        + size(extra)
+        + size(_grouped(preview, rerun))
+        + size(_paging(preview.paging, paging, rerun))
+    )
     total += sum(s.render(rerun) + sum(g.render() for g in s.groups) for s in sections)
     # The biggest queue gives up one level of detail at a time, so small changes keep theirs longest;
     # among equals the later queues go first.
     order = [(s, g) for s in sections for g in s.groups]
     biggest = [(-size(g.text), -index) for index, (_, g) in enumerate(order)]
     heapq.heapify(biggest)
-    while total > BUDGET and biggest:
+    while total > budget and biggest:
         _, later = heapq.heappop(biggest)
         section, group = order[-later]
         total -= size(section.heading) + size(group.text)
@@ -114,14 +121,14 @@ def comment(preview: Preview, rerun: str) -> str:
             heapq.heappush(biggest, (-size(group.text), later))
     # Thousands of queues: environments drop their per-queue lines, the biggest first.
     for section in sorted(sections, key=lambda s: -sum(size(g.text) for g in s.groups)):
-        if total <= BUDGET:
+        if total <= budget:
             break
         total -= size(section.heading) + sum(size(g.text) for g in section.groups)
         section.collapsed = True
         total += section.render(rerun)
     # The sections were fitted beside at most half a budget of who-gets-paged: it gets back what they left.
     for richest in _fewer_rows(preview.paging):
-        out = _compose(preview, sections, richest, rerun)
+        out = _compose(preview, sections, richest, rerun, extra)
         if size(out) <= BUDGET:
             return out
     return _cut(out, rerun)
@@ -147,8 +154,8 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _compose(preview: Preview, sections: Sequence[_Section], paging: _Paging, rerun: str) -> str:
-    parts = [_header(preview), _grouped(preview, rerun), _paging(preview.paging, paging, rerun)]
+def _compose(preview: Preview, sections: Sequence[_Section], paging: _Paging, rerun: str, extra: str) -> str:
+    parts = [_header(preview), extra, _grouped(preview, rerun), _paging(preview.paging, paging, rerun)]
     for section in sections:
         parts.append(section.heading)
         if not section.collapsed:

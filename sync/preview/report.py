@@ -225,8 +225,9 @@ def silenced(preview: Preview) -> list[tuple[str, str]]:
     return [(plan.env, line) for plan in preview.plans for line in [*silence_lines(plan), *correction_lines(plan)]]
 
 
-def as_json(preview: Preview) -> str:
-    doc = {
+def as_json(preview: Preview, backtest: list[dict[str, Any]] | None = None) -> str:
+    """`backtest`: what `obs diff --backtest` found, per environment, when it was asked for."""
+    doc: dict[str, Any] = {
         "base": preview.base,
         "head": preview.head,
         "base_commit": preview.base_commit,
@@ -268,6 +269,8 @@ def as_json(preview: Preview) -> str:
             for c in preview.paging
         ],
     }
+    if backtest is not None:
+        doc["backtest"] = backtest
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

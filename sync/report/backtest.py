@@ -11,6 +11,7 @@ from sync.core.backtest.compare import Comparison
 from sync.core.backtest.replay import Replay
 from sync.core.backtest.summary import Incident, Stats, audiences, incidents, stats
 from sync.core.evaluation.notify import Notification
+from sync.report import markdown as md
 
 _TYPE = {"no_data": "no data", "downtime_end": "renotify"}
 
@@ -210,3 +211,55 @@ def comparison_json(found: Backtest, ref: str, c: Comparison) -> dict[str, Any]:
         "no_longer_paged": [_incident(found, i) for i in c.gone],
         "newly_paged": [_incident(found, i) for i in c.new],
     }
+
+
+# What `obs diff --backtest` says per environment: the comparison, or why there is none.
+Outcome = tuple[str, Backtest | str]  # (environment, its backtest or why it could not run)
+SECTION_LIMIT = 4_000  # characters of incidents per environment in a pull-request comment; the rest is counted
+
+
+def diff_lines(outcomes: list[Outcome]) -> list[str]:
+    """Text: one line per environment."""
+    return [f"backtest {env}: {_said(found)}" for env, found in outcomes]
+
+
+def diff_markdown(outcomes: list[Outcome], rerun: str) -> str:
+    """A pull-request comment's section: what the change would have paged over each environment's history."""
+    if not outcomes:
+        return ""
+    lines = ["### Backtest: would this change have paged?", ""]
+    for env, found in outcomes:
+        said = _said(found)
+        if len(said) > SECTION_LIMIT:
+            cut = said.rfind(", ", 0, SECTION_LIMIT)
+            said = said[:cut] + f", … ({md.code(f'{rerun} --format text')} lists them all)"
+        lines.append(f"- **{env}**: {said}" if isinstance(found, str) else f"- {said}")
+    return "\n".join(lines) + "\n\n"
+
+
+def diff_json(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for env, found in outcomes:
+        if isinstance(found, str):
+            out.append({"env": env, "error": found})
+        elif found.base is not None:
+            out.append(
+                {
+                    "env": env,
+                    "from": iso(found.start),
+                    "to": iso(found.end),
+                    "source": found.source,
+                    "pages": {"base": found.base[1].base_pages, "head": found.base[1].head_pages},
+                    "no_longer_paged": [_incident(found, i) for i in found.base[1].gone],
+                    "newly_paged": [_incident(found, i) for i in found.base[1].new],
+                }
+            )
+    return out
+
+
+def _said(found: Backtest | str) -> str:
+    if isinstance(found, str):
+        return f"not backtested: {found}"
+    if found.base is None:
+        return f"{found.env}: the base has no {found.env}; nothing to compare"
+    return comparison_line(found, *found.base) + f" (from {found.source}, {found.days:g} days)"

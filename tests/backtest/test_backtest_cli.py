@@ -184,3 +184,74 @@ def test_raising_a_threshold_shows_the_pages_that_disappear(
     code, out, _ = _backtest(capsys, "--base", "HEAD", "--no-cache", defs=repo)
     base = json.loads(out)["base"]
     assert (base["ref"], base["pages"], len(base["no_longer_paged"]), base["newly_paged"]) == ("HEAD", 2, 2, [])
+
+
+def test_a_base_that_edits_obs_is_replayed_as_its_own_code_renders_it(
+    history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, plain_git: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The base commit holds obs whose render raises the introduction age threshold past every incident; the
+    # working tree holds this obs. Rendered by this obs, both sides would page alike: the base's own code
+    # must render the base, and its monitors never page.
+    monkeypatch.setenv("OBS_CACHE_DIR", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    shutil.copytree(DEFS, repo)
+    shutil.copytree(ROOT / "sync", repo / "sync", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+    render = repo / "sync" / "cli" / "render.py"
+    written = 'ensure_ascii=False) + "\\n")'
+    assert written in render.read_text()
+    raised = 'ensure_ascii=False).replace("14400", "999999") + "\\n")'
+    render.write_text(render.read_text().replace(written, raised))
+    git(repo, "init", "-q")
+    commit(repo, "base: obs that renders a higher age threshold")
+    shutil.rmtree(repo / "sync")
+    shutil.copytree(ROOT / "sync", repo / "sync", ignore=shutil.ignore_patterns("__pycache__"))
+    code, out, err = _backtest(capsys, "--base", "HEAD", "--no-cache", defs=repo)
+    assert code == 0, err
+    base = json.loads(out)["base"]
+    assert (base["pages"], base["no_longer_paged"], len(base["newly_paged"])) == (0, [], 2)
+
+
+def _raised_in_working_tree(tmp_path: Path) -> Path:
+    """The fixture as the one commit of a repository, and a working tree that raises introduction's age page
+    past both planted incidents."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DEFS, repo)
+    git(repo, "init", "-q")
+    commit(repo, "base")
+    prod = repo / "environments" / "prod.yaml"
+    raised = "queues:\n  introduction:\n    metrics:\n      age: {thresholds: {critical: 30000, warning: 25000}}\n"
+    prod.write_text(prod.read_text(encoding="utf-8") + raised, encoding="utf-8")
+    return repo
+
+
+def test_diff_backtest_says_which_incidents_the_change_would_no_longer_page(
+    history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, plain_git: None
+) -> None:
+    repo = _raised_in_working_tree(tmp_path)
+    argv = ["--definitions", str(repo), "diff", "--base", "HEAD", "--base-label", "main", "--backtest", "prod"]
+    assert main([*argv, "--backtest-days", "3", "--format", "json"]) == 0
+    (found,) = json.loads(capsys.readouterr().out)["backtest"]
+    assert (found["env"], found["source"], found["pages"]) == ("prod", "CloudWatch", {"base": 2, "head": 0})
+    paged = [datetime.fromisoformat(i["from"]) for i in found["no_longer_paged"]]
+    assert len(paged) == len(INCIDENTS)
+    assert all(timedelta(0) <= at - began < timedelta(minutes=40) for at, began in zip(paged, INCIDENTS, strict=True))
+    assert found["newly_paged"] == []
+    assert main([*argv, "--backtest-days", "3", "--format", "markdown"]) == 0
+    comment = capsys.readouterr().out
+    assert "### Backtest: would this change have paged?" in comment
+    assert "- prod: 2 pages in 3 days at main -> 0; these 2 incidents would no longer page: introduction " in comment
+    # Below the backtest, the preview is the one `obs diff` writes without it.
+    assert "prod-introduction,region:us-east-1} > 30000" in comment.split("### Backtest", 1)[1]
+
+
+def test_diff_backtest_that_cannot_read_says_so_and_the_preview_stands(
+    aws: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, plain_git: None
+) -> None:
+    repo = _raised_in_working_tree(tmp_path)
+    argv = ["--definitions", str(repo), "diff", "--base", "HEAD", "--backtest", "prod", "--backtest-days", "1"]
+    assert main([*argv, "--format", "text"]) == 0
+    out, err = capsys.readouterr()
+    assert "backtest prod: not backtested: CloudWatch has no data for any monitor of prod" in out
+    assert "obs diff --backtest prod: CloudWatch has no data" in err
+    assert "introduction" in out  # the preview itself

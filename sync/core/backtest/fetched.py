@@ -13,6 +13,8 @@ K = TypeVar("K")
 # A day is kept once it ended this long ago: the source may still add late points to the last minutes.
 SETTLED = timedelta(hours=1)
 
+SOURCES = {"cloudwatch": "CloudWatch", "datadog": "Datadog"}  # where obs backtest reads history, by option
+
 
 @dataclass
 class Fetched(Generic[K]):
