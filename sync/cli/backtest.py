@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     source: str = args.source
     head = replaying.side(load(root), args.env, args.queue, source)
     base = (args.base, _base(root, args.base, args.env, args.queue, source)) if args.base else None
-    span = _period(args, datetime.now(UTC).replace(second=0, microsecond=0), source)
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    span = period_of(args.start, args.end, args.days, now, source)
     cache = Cache(None if args.no_cache else (args.cache or root / CACHE))
     result = replaying.replayed(head, base, args.queue, span, source, cache)
     sys.stdout.write({"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(result))
@@ -103,14 +104,15 @@ def own_render(root: Path, commit: str, env_name: str, inside: str | None = None
     return rendered[env_name]
 
 
-def _period(args: argparse.Namespace, now: datetime, source: str) -> replaying.Period:
-    end = _time(args.end, "--to") if args.end else now
-    if args.start:
-        start = _time(args.start, "--from")
+def period_of(start_text: str | None, end_text: str | None, days: int, now: datetime, source: str) -> replaying.Period:
+    """The period of --from and --to (ISO 8601, UTC), or the last `days` days to --to or now."""
+    end = _time(end_text, "--to") if end_text else now
+    if start_text:
+        start = _time(start_text, "--from")
     else:
-        if args.days < 1:
-            raise ObsError.of(f"--days {args.days} is no period", "give at least 1")
-        start = end - timedelta(days=args.days)
+        if days < 1:
+            raise ObsError.of(f"--days {days} is no period", "give at least 1")
+        start = end - timedelta(days=days)
     return replaying.period(start, end, now, source)
 
 

@@ -100,7 +100,20 @@ def replayed(
     cache: Cache,
 ) -> report.Backtest:
     """Both sides replayed on one fetch of the series either reads; the base's pages compared with the head's."""
-    sides = [head] if base is None else [head, base[1]]
+    fetched, history = read_history([head] if base is None else [head, base[1]], span, source, cache)
+    used: set[notes.Assumption] = set()
+    found = readings(history, head.env.metrics_source, used)
+    after = replay_side(head, queues, span, fetched, found, used)
+    compared = None
+    if base is not None:
+        before = replay_side(base[1], queues, span, fetched, found, set(used))
+        compared = (base[0], compare(before, after))
+    return report.Backtest(head.env.name, span.start, span.end, span.origin, SOURCES[source], after, compared)
+
+
+def read_history(sides: Sequence[Side], span: Period, source: str, cache: Cache) -> tuple[Fetched[Any], list[History]]:
+    """Every series the sides' monitors read over the period (and its warm-up), from the source asked."""
+    head = sides[0]
     fetched: Fetched[Any]
     if source == "datadog":
         queries = sorted({q for s in sides for q in s.wanted.values() if isinstance(q, datadog.Query)})
@@ -115,17 +128,10 @@ def replayed(
         f"read {fetched.datapoints} points in {fetched.calls} calls, {fetched.cached} series-days cached",
         file=sys.stderr,
     )
-    used: set[notes.Assumption] = set()
-    found = readings(history, head.env.metrics_source, used)
-    after = _replay(head, queues, span, fetched, found, used)
-    compared = None
-    if base is not None:
-        before = _replay(base[1], queues, span, fetched, found, set(used))
-        compared = (base[0], compare(before, after))
-    return report.Backtest(head.env.name, span.start, span.end, span.origin, SOURCES[source], after, compared)
+    return fetched, history
 
 
-def _replay(
+def replay_side(
     side: Side,
     queues: Sequence[str],
     period: Period,
