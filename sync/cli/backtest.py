@@ -94,7 +94,7 @@ def _minutes(span: timedelta) -> int:
 
 
 @dataclass(frozen=True)
-class _Side:
+class Side:
     """One revision's environment: its definitions, its monitors, and the series they read."""
 
     defs: Definitions
@@ -107,11 +107,31 @@ class _Side:
 def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
     source: str = args.source
-    head = _side(load(root), args.env, args.queue, source)
+    head = side(load(root), args.env, args.queue, source)
     base = _base(root, args.base, args.env, args.queue, source) if args.base else None
-    period = _period(args, datetime.now(UTC).replace(second=0, microsecond=0), source)
+    period = period_of(args.start, args.end, args.days, datetime.now(UTC).replace(second=0, microsecond=0), source)
     sides = [head] if base is None else [head, base]
     cache = Cache(None if args.no_cache else (args.cache or root / CACHE))
+    fetched, history = read_history(sides, period, source, cache)
+    used: set[notes.Assumption] = set()
+    found = readings(history, head.env.metrics_source, used)
+    replayed = replay_side(head, args.queue, period, fetched, found, used)
+    compared = None
+    if base is not None:
+        before = replay_side(base, args.queue, period, fetched, found, set(used))
+        compared = (args.base, compare(before, replayed))
+    result = report.Backtest(
+        head.env.name, period.start, period.end, period.origin, SOURCES[source], replayed, compared
+    )
+    sys.stdout.write({"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(result))
+    return Exit.OK
+
+
+def read_history(
+    sides: Sequence[Side], period: Period, source: str, cache: Cache
+) -> tuple[Fetched[Any], list[History]]:
+    """Every series the sides' monitors read over the period (and its warm-up), from the source asked."""
+    head = sides[0]
     fetched: Fetched[Any]
     if source == "datadog":
         queries = sorted({q for side in sides for q in side.wanted.values() if isinstance(q, datadog.Query)})
@@ -126,21 +146,10 @@ def run(args: argparse.Namespace) -> int:
         f"read {fetched.datapoints} points in {fetched.calls} calls, {fetched.cached} series-days cached",
         file=sys.stderr,
     )
-    used: set[notes.Assumption] = set()
-    found = readings(history, head.env.metrics_source, used)
-    replayed = _replay(head, args.queue, period, fetched, found, used)
-    compared = None
-    if base is not None:
-        before = _replay(base, args.queue, period, fetched, found, set(used))
-        compared = (args.base, compare(before, replayed))
-    result = report.Backtest(
-        head.env.name, period.start, period.end, period.origin, SOURCES[source], replayed, compared
-    )
-    sys.stdout.write({"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(result))
-    return Exit.OK
+    return fetched, history
 
 
-def _side(defs: Definitions, env_name: str, queues: Sequence[str], source: str, check: bool = True) -> _Side:
+def side(defs: Definitions, env_name: str, queues: Sequence[str], source: str, check: bool = True) -> Side:
     """`check`: a queue asked for must exist (in a base revision it may not yet)."""
     env = defs.environment(env_name)
     known = {q.name for q in defs.env_queues[env.name]}
@@ -149,10 +158,10 @@ def _side(defs: Definitions, env_name: str, queues: Sequence[str], source: str, 
             raise ObsError.of(f"{env.name} has no queue '{queue}'", "use one of: " + ", ".join(sorted(known)))
     resources = expand_env(defs, env)
     found = datadog.wanted(resources, queues) if source == "datadog" else _wanted(env, resources, queues)
-    return _Side(defs, env, resources, *found)
+    return Side(defs, env, resources, *found)
 
 
-def _base(root: Path, ref: str, env_name: str, queues: Sequence[str], source: str) -> _Side:
+def _base(root: Path, ref: str, env_name: str, queues: Sequence[str], source: str) -> Side:
     """The base revision's definitions, read from git as `obs diff` reads a base (the working tree untouched),
     rendered by this version of obs."""
     revision.repository_prefix(root)
@@ -162,14 +171,14 @@ def _base(root: Path, ref: str, env_name: str, queues: Sequence[str], source: st
             defs = load(folder)
             if env_name not in {e.name for e in defs.environments}:
                 raise ObsError.of(f"the base revision '{ref}' has no environment {env_name}", "compare with another")
-            return _side(defs, env_name, queues, source, check=False)
+            return side(defs, env_name, queues, source, check=False)
         except ObsError as exc:
             what = f"the base revision '{ref}' does not load with this version of obs"
             raise ObsError(Problem(what=what, fix="compare with another revision"), *exc.problems) from None
 
 
-def _replay(
-    side: _Side,
+def replay_side(
+    side: Side,
     queues: Sequence[str],
     period: Period,
     fetched: Fetched[Any],
@@ -186,14 +195,14 @@ def _replay(
     return replay(setup, found, used)
 
 
-def _period(args: argparse.Namespace, now: datetime, source: str) -> Period:
-    end = _time(args.end, "--to") if args.end else now
-    if args.start:
-        start = _time(args.start, "--from")
+def period_of(start_text: str | None, end_text: str | None, days: int, now: datetime, source: str) -> Period:
+    end = _time(end_text, "--to") if end_text else now
+    if start_text:
+        start = _time(start_text, "--from")
     else:
-        if args.days < 1:
-            raise ObsError.of(f"--days {args.days} is no period", "give at least 1")
-        start = end - timedelta(days=args.days)
+        if days < 1:
+            raise ObsError.of(f"--days {days} is no period", "give at least 1")
+        start = end - timedelta(days=days)
     oldest = now - (datadog.RETENTION if source == "datadog" else cloudwatch.RETENTION)
     origin = max(start - WARMUP, min(start, oldest))
     return Period(start, end, origin, now)
