@@ -120,7 +120,7 @@ def render(
         "name": name,
         "queue": queue,
         "environments": [env],
-        "starts_at": iso(period.start).replace("Z", ":00Z"),
+        "starts_at": iso(period.start),
         "incident_at": 0,
         "duration": minutes,
     }
@@ -132,7 +132,7 @@ def render(
     for head, segments in series:
         first, *rest = head.items()
         lines += [f"  - {first[0]}: {_flow(first[1])}", *(f"    {k}: {_flow(v)}" for k, v in rest), "    shape:"]
-        lines += [f"      - {_flow(_segment(s))}" for s in segments]
+        lines += [f"      - {segment_line(s)}" for s in segments]
     lines.append("expect:")
     for expected in record.expectations(replayed, env):
         lines.append(f"  - {_flow({'monitor': expected.monitor, **_expectation(expected)})}")
@@ -174,7 +174,8 @@ def _expectation(e: record.Expected) -> dict[str, object]:
     return kinds[e.kind]
 
 
-def _segment(s: Segment) -> dict[str, object]:
+def segment_line(s: Segment) -> str:
+    """One segment of a shape as the file writes it: `{until: N, value: V}`, `{until: N, ramp: [A, B]}`, ..."""
     raw: dict[str, object] = {"until": s.until}
     if s.ramp is not None:
         raw["ramp"] = list(s.ramp)
@@ -184,7 +185,7 @@ def _segment(s: Segment) -> dict[str, object]:
         raw["gap"] = True
     if s.every != 1:
         raw["every"] = s.every
-    return raw
+    return _flow(raw)
 
 
 def _flow(value: object) -> str:

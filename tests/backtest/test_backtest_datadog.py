@@ -1,5 +1,5 @@
 """`obs backtest --source datadog` end to end against the fake Datadog's timeseries query: the history of
-test_backtest_cli.py (two planted incidents of the introduction queue), put into the fake as the AWS integration
+conftest.py (two planted incidents of the introduction queue), put into the fake as the AWS integration
 would have sent it, pages at those incidents and nowhere else, exactly as the same series read from CloudWatch
 do; finished days come from the cache; a key without the permission is told which it needs."""
 
@@ -16,7 +16,8 @@ import pytest
 from sync.cli.app import main
 
 from ..fakedd import FakeDatadog, Targeted
-from .test_backtest_cli import DEFS, HOURS, INCIDENTS, QUEUE, START, _age, _backtest, _put
+from .conftest import HOURS, INCIDENTS, QUEUE, START, _age, _put
+from .test_backtest_cli import DEFS, _backtest
 
 TIMESERIES = "/api/v2/query/timeseries"
 SCOPE = {"region": "us-east-1"}

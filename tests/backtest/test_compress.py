@@ -4,11 +4,13 @@ reading of a shape) of the compressed segments equals the recorded series, gaps 
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import Any
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sync.cli.record import segment_line
 from sync.core.backtest.compress import segments
 from sync.core.evaluation.series import Segment, points
 
@@ -67,10 +69,10 @@ def test_points_of_the_shape_are_the_series(drawn: tuple[dict[int, float], int, 
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.integers(0, 200), _VALUES, max_size=120), st.integers(0, 20))
 def test_any_series_round_trips_through_the_written_file(values: dict[int, float], extra: int) -> None:
-    """Arbitrary minutes and values, and the YAML the shape is written as: read back, the same points."""
+    """Arbitrary minutes and values, through the lines `obs test --record` writes: read back, the same points."""
     end = max(values, default=0) + 1 + extra
     shape = segments(values, 0, end)
-    written = yaml.safe_dump([_raw(s) for s in shape])
+    written = "".join(f"- {segment_line(s)}\n" for s in shape)
     read = [_segment(raw) for raw in yaml.safe_load(written)]
     assert points(read, 0) == values
 
@@ -96,24 +98,6 @@ def test_a_ramp_that_floats_cannot_reproduce_stays_points() -> None:
     assert all(s.ramp is None for s in shape)
 
 
-def _raw(s: Segment) -> dict[str, object]:
-    raw: dict[str, object] = {"until": s.until}
-    if s.ramp is not None:
-        raw["ramp"] = list(s.ramp)
-    elif s.value is not None:
-        raw["value"] = s.value
-    else:
-        raw["gap"] = True
-    if s.every != 1:
-        raw["every"] = s.every
-    return raw
-
-
-def _segment(raw: dict[str, object]) -> Segment:
+def _segment(raw: dict[str, Any]) -> Segment:
     ramp = raw.get("ramp")
-    return Segment(
-        int(raw["until"]),  # type: ignore[call-overload]
-        raw.get("value"),  # type: ignore[arg-type]
-        (ramp[0], ramp[1]) if isinstance(ramp, list) else None,
-        int(raw.get("every", 1)),  # type: ignore[call-overload]
-    )
+    return Segment(raw["until"], raw.get("value"), (ramp[0], ramp[1]) if ramp else None, raw.get("every", 1))
