@@ -26,7 +26,8 @@ def register(commands: Commands) -> None:
         help="evaluate the monitors on the scenarios in scenarios/, offline, the way Datadog does",
         description="Runs every scenario (scenarios/*.yaml) against the monitors of each environment it applies "
         "to and checks its expectations: pages in time, no page, recovery, no data. Exit 0 when all pass, "
-        "1 when any fails or cannot be evaluated.",
+        "1 when any fails or cannot be evaluated. With --record, writes a scenario from a window of a queue's real "
+        "history instead (see docs/scenarios.md, Recording a real incident).",
     )
     parser.add_argument("--env", metavar="ENV", help="only this environment")
     parser.add_argument(

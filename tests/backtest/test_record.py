@@ -125,3 +125,32 @@ def test_out_in_a_missing_folder_is_refused(defs: Path, capsys: pytest.CaptureFi
     code, err = _record(capsys, defs, defs / "nowhere" / "x.yaml")
     assert code == 1
     assert "does not exist" in err
+
+
+def test_a_window_that_starts_mid_incident_starts_the_monitor_in_alert(
+    history: None, defs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    begin = INCIDENTS[0] + timedelta(minutes=35)
+    out = defs / "scenarios" / "introduction-recovers.yaml"
+    window = ["--from", _iso(begin), "--to", _iso(begin + timedelta(hours=2))]
+    argv = ["--definitions", str(defs), "test", "--record", "--env", "prod", "--queue", "introduction", *window]
+    assert main([*argv, "--out", str(out), "--no-cache"]) == 0
+    written = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert written["start"]["alerting"] == ["introduction/age"]
+    # On the way down the average passes the warning: chat hears it, the pager does not.
+    assert written["expect"] == [{"monitor": "introduction/age", "warns_chat_only": True}]
+    capsys.readouterr()
+    assert main(["--definitions", str(defs), "test", "--scenario", "introduction-recovers", "--format", "json"]) == 0
+    [result] = json.loads(capsys.readouterr().out)["results"]
+    assert main(["--definitions", str(defs), "backtest", "--env", "prod", "--queue", "introduction", *window,
+                 "--no-cache", "--format", "json"]) == 0  # fmt: skip
+    backtested = json.loads(capsys.readouterr().out)
+    [age] = [m for m in backtested["monitors"] if m["key"] == "prod/introduction/age"]
+    assert [n["type"] for n in age["notifications"]] == ["warning", "recovery"]
+    [expectation] = result["expectations"]
+    recovered = datetime.fromisoformat(age["notifications"][1]["at"].replace("Z", "+00:00"))
+    assert expectation["first_recovery"] == int((recovered - begin).total_seconds() // 60)
+    assert (result["pages"], result["notifications"]) == (
+        0,
+        sum(len(m["notifications"]) for m in backtested["monitors"]),
+    )
