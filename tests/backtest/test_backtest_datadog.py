@@ -166,3 +166,22 @@ def test_a_period_beyond_what_datadog_keeps_is_refused(dd: FakeDatadog, capsys: 
     assert code == 1
     assert "before what Datadog keeps at 1-minute resolution (15 months" in err and "Traceback" not in err
     assert dd.calls("POST", TIMESERIES) == 0
+
+
+def test_a_recording_from_datadog_is_the_recording_from_cloudwatch(
+    history: FakeDatadog, aws: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`obs test --record --source datadog` writes the scenario the same series in CloudWatch give."""
+    for *_, namespace, name, dimensions, value in SERIES:
+        _put(namespace, name, dimensions, value)
+    window = ["--from", (INCIDENTS[0] - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%MZ")]
+    window += ["--to", (INCIDENTS[0] + timedelta(minutes=90)).strftime("%Y-%m-%dT%H:%MZ")]
+    argv = ["--definitions", str(DEFS), "test", "--record", "--env", "prod", "--queue", "introduction", *window]
+    written = {}
+    for source in ("datadog", "cloudwatch"):
+        out = tmp_path / f"{source}.yaml"
+        assert main([*argv, "--source", source, "--no-cache", "--out", str(out)]) == 0, capsys.readouterr().err
+        written[source] = out.read_text(encoding="utf-8")
+    assert written["datadog"].startswith("# Recorded by obs test --record from Datadog: queue introduction in prod,")
+    assert written["datadog"].split("\n", 1)[1] == written["cloudwatch"].split("\n", 1)[1]
+    assert "introduction/age, pages: {within:" in written["datadog"]
