@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from sync.cli import colour
+from sync.cli import colour, record
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.progress import Progress
 from sync.core.evaluation.simulate import Result, simulate
@@ -26,7 +26,8 @@ def register(commands: Commands) -> None:
         help="evaluate the monitors on the scenarios in scenarios/, offline, the way Datadog does",
         description="Runs every scenario (scenarios/*.yaml) against the monitors of each environment it applies "
         "to and checks its expectations: pages in time, no page, recovery, no data. Exit 0 when all pass, "
-        "1 when any fails or cannot be evaluated.",
+        "1 when any fails or cannot be evaluated. With --record, writes a scenario from a window of a queue's real "
+        "history instead (see docs/scenarios.md, Recording a real incident).",
     )
     parser.add_argument("--env", metavar="ENV", help="only this environment")
     parser.add_argument(
@@ -41,6 +42,7 @@ def register(commands: Commands) -> None:
         help="stop at the first scenario run that fails, and report the runs so far",
     )
     format_option(parser, ("text", "json"))
+    record.add_options(parser)
     parser.add_argument(
         "--verbose",
         action="store_true",
@@ -50,6 +52,13 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.record:
+        return record.run(args)
+    given = [
+        o for o, v in (("--queue", args.queue), ("--from", args.start), ("--to", args.end), ("--out", args.out)) if v
+    ]
+    if given:
+        raise ObsError.of(f"{given[0]} is an option of --record", "add --record to write a scenario, or leave it out")
     defs = load(args.definitions)
     scenarios = _chosen(defs, args.scenario)
     only = defs.environment(args.env) if args.env else None  # an unknown name is an error, with the known ones

@@ -108,7 +108,15 @@ def _series(
 
 
 def _tags(spec: SeriesSpec, placed: PlacedQueue) -> dict[str, str]:
-    topic = next((t for t in placed.topics if t.name == spec.topic), None)
+    tags = placed_tags(spec.of, spec.topic, placed)
+    if tags is None:
+        raise ObsError.of(f"queue '{placed.name}' has no {spec.of} in {placed.env}")  # checked when loading
+    return tags
+
+
+def placed_tags(of: str, topic_name: str | None, placed: PlacedQueue) -> dict[str, str] | None:
+    """The tags a series `of` the queue (or of its topic) carries in the environment; None: it has no such thing."""
+    topic = next((t for t in placed.topics if t.name == topic_name), None)
     by_kind: dict[str, dict[str, str | None]] = {
         "queue": {"queuename": placed.sqs_name},
         "dlq": {"queuename": placed.dlq_sqs_name},
@@ -116,9 +124,25 @@ def _tags(spec: SeriesSpec, placed: PlacedQueue) -> dict[str, str]:
         "subscription_dlq": {"queuename": topic.subscription_dlq if topic else None},
         "service": {"clustername": placed.cluster, "servicename": placed.service},
     }
-    tags = by_kind[spec.of]
+    tags = by_kind[of]
     if any(value is None for value in tags.values()):
-        raise ObsError.of(f"queue '{placed.name}' has no {spec.of} in {placed.env}")  # checked when loading
+        return None
     # The AWS integration tags every metric with the region and account it came from; the queries scope by them.
     carried = {**tags, "region": placed.region, "aws_account": placed.account_id}
     return {k: str(v) for k, v in carried.items()}
+
+
+def placement_of(tags: Mapping[str, str], placed: PlacedQueue) -> tuple[str, str | None] | None:
+    """The inverse of `placed_tags`: which series of the scenario (`of`, and its topic) a series tagged so is,
+    judged by the names it carries (a filter may leave out the region or account); None: not one of the queue's."""
+    for of in ("queue", "dlq", "subscription_dlq", "topic", "service"):
+        for topic in (None, *(t.name for t in placed.topics)) if of in ("topic", "subscription_dlq") else (None,):
+            wanted = placed_tags(of, topic, placed)
+            names = {k: v for k, v in (wanted or {}).items() if k not in ("region", "aws_account")}
+            if wanted and all(tags.get(k) == v for k, v in names.items()) and _same_place(tags, wanted):
+                return of, topic
+    return None
+
+
+def _same_place(tags: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
+    return all(tags.get(k, v) == v for k, v in wanted.items() if k in ("region", "aws_account"))

@@ -6,64 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import boto3
 import pytest
 
 from sync.cli.app import main
 
 from ..conftest import ROOT, commit, git
+from .conftest import HOURS, INCIDENTS, START
 
 DEFS = ROOT / "tests" / "fixtures" / "backtest"
-NOW = datetime.now(UTC).replace(second=0, microsecond=0)
-START = (NOW - timedelta(days=2)).replace(hour=0, minute=0)
-HOURS = 10
-INCIDENTS = (START + timedelta(hours=3), START + timedelta(hours=7))  # 40 minutes each
-QUEUE = "prod-introduction"
-SERVICE = [{"Name": "ClusterName", "Value": "prod-jobs"}, {"Name": "ServiceName", "Value": "prod-introduction-worker"}]
-
-
-def _put(namespace: str, name: str, dimensions: list[dict[str, str]], value: Any) -> None:
-    client = boto3.client("cloudwatch", region_name="us-east-1")
-    data = [
-        {"MetricName": name, "Dimensions": dimensions, "Timestamp": START + timedelta(minutes=m), "Value": value(m)}
-        for m in range(HOURS * 60)
-    ]
-    for first in range(0, len(data), 1000):
-        client.put_metric_data(Namespace=namespace, MetricData=data[first : first + 1000])  # type: ignore[arg-type]
-
-
-def _age(minute: int) -> float:
-    at = START + timedelta(minutes=minute)
-    stuck = any(begin <= at < begin + timedelta(minutes=40) for begin in INCIDENTS)
-    return 20_000.0 if stuck else 30.0
-
-
-@pytest.fixture
-def history(aws: str) -> None:
-    """The introduction queue's history; no Container Insights, so no task counts."""
-    _put("AWS/SQS", "ApproximateAgeOfOldestMessage", [{"Name": "QueueName", "Value": QUEUE}], _age)
-    _put("AWS/SQS", "ApproximateNumberOfMessagesVisible", [{"Name": "QueueName", "Value": QUEUE}], lambda m: 0.0)
-    _put(
-        "AWS/SQS", "ApproximateNumberOfMessagesVisible", [{"Name": "QueueName", "Value": f"{QUEUE}-dlq"}], lambda m: 0.0
-    )
-    _put(
-        "AWS/SNS",
-        "NumberOfMessagesPublished",
-        [{"Name": "TopicName", "Value": "prod-tenant-introduction"}],
-        lambda m: 5.0,
-    )
-    _put(
-        "AWS/SNS",
-        "NumberOfNotificationsFailed",
-        [{"Name": "TopicName", "Value": "prod-tenant-introduction"}],
-        lambda m: 0.0,
-    )
-    _put("AWS/ECS", "CPUUtilization", SERVICE, lambda m: 35.0)
-    _put("AWS/ECS", "MemoryUtilization", SERVICE, lambda m: 40.0)
 
 
 def _iso(moment: datetime) -> str:

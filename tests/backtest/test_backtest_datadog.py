@@ -1,5 +1,5 @@
 """`obs backtest --source datadog` end to end against the fake Datadog's timeseries query: the history of
-test_backtest_cli.py (two planted incidents of the introduction queue), put into the fake as the AWS integration
+conftest.py (two planted incidents of the introduction queue), put into the fake as the AWS integration
 would have sent it, pages at those incidents and nowhere else, exactly as the same series read from CloudWatch
 do; finished days come from the cache; a key without the permission is told which it needs."""
 
@@ -16,7 +16,8 @@ import pytest
 from sync.cli.app import main
 
 from ..fakedd import FakeDatadog, Targeted
-from .test_backtest_cli import DEFS, HOURS, INCIDENTS, QUEUE, START, _age, _backtest, _put
+from .conftest import HOURS, INCIDENTS, QUEUE, START, _age, _put
+from .test_backtest_cli import DEFS, _backtest
 
 TIMESERIES = "/api/v2/query/timeseries"
 SCOPE = {"region": "us-east-1"}
@@ -165,3 +166,22 @@ def test_a_period_beyond_what_datadog_keeps_is_refused(dd: FakeDatadog, capsys: 
     assert code == 1
     assert "before what Datadog keeps at 1-minute resolution (15 months" in err and "Traceback" not in err
     assert dd.calls("POST", TIMESERIES) == 0
+
+
+def test_a_recording_from_datadog_is_the_recording_from_cloudwatch(
+    history: FakeDatadog, aws: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`obs test --record --source datadog` writes the scenario the same series in CloudWatch give."""
+    for *_, namespace, name, dimensions, value in SERIES:
+        _put(namespace, name, dimensions, value)
+    window = ["--from", (INCIDENTS[0] - timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%MZ")]
+    window += ["--to", (INCIDENTS[0] + timedelta(minutes=90)).strftime("%Y-%m-%dT%H:%MZ")]
+    argv = ["--definitions", str(DEFS), "test", "--record", "--env", "prod", "--queue", "introduction", *window]
+    written = {}
+    for source in ("datadog", "cloudwatch"):
+        out = tmp_path / f"{source}.yaml"
+        assert main([*argv, "--source", source, "--no-cache", "--out", str(out)]) == 0, capsys.readouterr().err
+        written[source] = out.read_text(encoding="utf-8")
+    assert written["datadog"].startswith("# Recorded by obs test --record from Datadog: queue introduction in prod,")
+    assert written["datadog"].split("\n", 1)[1] == written["cloudwatch"].split("\n", 1)[1]
+    assert "introduction/age, pages: {within:" in written["datadog"]

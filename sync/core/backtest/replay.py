@@ -41,6 +41,8 @@ class Replayed:
     run: Run  # at the reading shown (the latest arrival)
     sent: tuple[Notification, ...]  # unmuted, reaching someone, within the period
     pages: Mapping[str, int]  # reading -> pages
+    # reading -> the run and what it sent there: what a recorded scenario's bounds must hold under
+    readings: Mapping[str, tuple[Run, tuple[Notification, ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ def replay(setup: Setup, readings: Sequence[Reading], used: set[notes.Assumption
     for key in sorted(k for k in setup.monitors if k not in refused):
         run, sent = found[shown][key]
         pages = {name: sum(setup.audience.paged(n) for n in runs[key][1]) for name, runs in found.items()}
-        out.append(Replayed(key, setup.queues.get(key), run, sent, pages))
+        every = {name: runs[key] for name, runs in found.items()}
+        out.append(Replayed(key, setup.queues.get(key), run, sent, pages, every))
     return Replay(
         setup,
         tuple(out),
