@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from sync.check import accepted
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import counted
 from sync.core import placeholders
+from sync.core.body_text import body_text
 from sync.core.keys import Key
 from sync.core.kinds import KINDS
 from sync.core.resources import Resource
@@ -49,4 +49,4 @@ def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
             if stale not in files:
                 stale.unlink()
     for path, resource in files.items():  # resources come sorted by kind and key
-        path.write_text(json.dumps(resource.body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        path.write_text(body_text(resource.body), encoding="utf-8")

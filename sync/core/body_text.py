@@ -1,0 +1,32 @@
+"""Pure: an API body as the JSON text obs writes (`obs render`): two-space indent, sorted keys, UTF-8 as is.
+
+orjson writes it ten times faster than the standard library, byte for byte the same except for what a body
+rarely holds: floats that Python writes with an exponent (orjson writes 1e-05 as 0.00001), non-finite floats
+(null for NaN), integers past 64 bits and keys that are not strings. Those bodies go to `json`, so the text
+never depends on which library wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+# Where orjson's text may differ from json's: an exponent, a long run of leading zeros, null (NaN reads so).
+_DIFFERS = re.compile(rb"\d[eE][-+]?\d|0\.0000|null")
+
+
+def body_text(body: Mapping[str, Any]) -> str:
+    try:
+        text = orjson.dumps(body, option=_OPTIONS)
+    except TypeError:  # keys that are not strings, integers past 64 bits
+        return _standard(body)
+    return _standard(body) if _DIFFERS.search(text) else text.decode() + "\n"
+
+
+def _standard(body: Mapping[str, Any]) -> str:
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
