@@ -13,7 +13,9 @@ from sync.core.body_text import body_text
 
 _LEAVES = st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats() | st.text()
 _VALUES = st.recursive(
-    _LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    _LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
 )
 
 
@@ -21,7 +23,7 @@ def _standard(body: Any) -> str:
     return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text(max_size=8), _VALUES, max_size=6))
 def test_every_body_is_written_as_the_standard_library_writes_it(body: dict[str, Any]) -> None:
     assert body_text(body) == _standard(body)

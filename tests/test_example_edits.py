@@ -101,20 +101,13 @@ def _passed(done: subprocess.CompletedProcess[str]) -> None:
     assert ran and int(ran[1]) >= 10, done.stdout  # the example tests ran, not none of them
 
 
-def test_a_queue_and_a_metric_added_to_the_example_break_no_test(tmp_path: Path) -> None:
+def test_a_queue_and_a_metric_added_a_threshold_raised_and_a_metric_renamed_break_no_test(tmp_path: Path) -> None:
+    # Four legitimate edits of the example at once, so that the example's tests run once on them (a run of
+    # obs test over the whole example is the suite's longest test): each edit alone breaks nothing either.
     copy = _copy_example(tmp_path / "example")
     (copy / "queues.yaml").write_text((copy / "queues.yaml").read_text() + NEW_QUEUE)
     (copy / "monitors" / "worker_cpu_average.yaml").write_text(NEW_METRIC)
     (copy / "scenarios" / "exports-fleet-busy.yaml").write_text(NEW_SCENARIO)
-    defs, shipped = load(copy), load(EXAMPLE)
-    assert len(defs.queues) == len(shipped.queues) + 1 and len(defs.metrics) == len(shipped.metrics) + 1
-
-    done = _example_tests(copy)
-    _passed(done)
-
-
-def test_a_threshold_raised_and_a_metric_renamed_in_the_example_break_no_test(tmp_path: Path) -> None:
-    copy = _copy_example(tmp_path / "example")
     _replace(
         copy / "monitors" / "worker_cpu.yaml",
         r"thresholds: \{critical: 90, warning: 80\}",
@@ -124,7 +117,9 @@ def test_a_threshold_raised_and_a_metric_renamed_in_the_example_break_no_test(tm
     for file in [copy / "queues.yaml", *(copy / "monitors").glob("*.yaml"), *(copy / "scenarios").glob("*.yaml")]:
         if re.search(r"\bdlq_arrivals\b", file.read_text()):
             _replace(file, r"\bdlq_arrivals\b", "dlq_new_arrivals")
-    names = {m.name for m in load(copy).metrics}
+    defs, shipped = load(copy), load(EXAMPLE)
+    assert len(defs.queues) == len(shipped.queues) + 1 and len(defs.metrics) == len(shipped.metrics) + 1
+    names = {m.name for m in defs.metrics}
     assert "dlq_new_arrivals" in names and "dlq_arrivals" not in names
 
     _passed(_example_tests(copy))

@@ -5,8 +5,9 @@ those two and nowhere else."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -151,9 +152,9 @@ def test_a_base_that_edits_obs_is_replayed_as_its_own_code_renders_it(
     shutil.copytree(ROOT / "sync", repo / "sync", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
     render = repo / "sync" / "cli" / "render.py"
-    written = 'ensure_ascii=False) + "\\n")'
+    written = "path.write_text(body_text(resource.body),"
     assert written in render.read_text()
-    raised = 'ensure_ascii=False).replace("14400", "999999") + "\\n")'
+    raised = 'path.write_text(body_text(resource.body).replace("14400", "999999"),'
     render.write_text(render.read_text().replace(written, raised))
     git(repo, "init", "-q")
     commit(repo, "base: obs that renders a higher age threshold")
@@ -183,19 +184,21 @@ def test_diff_backtest_says_which_incidents_the_change_would_no_longer_page(
 ) -> None:
     repo = _raised_in_working_tree(tmp_path)
     argv = ["--definitions", str(repo), "diff", "--base", "HEAD", "--base-label", "main", "--backtest", "prod"]
-    assert main([*argv, "--backtest-days", "3", "--format", "json"]) == 0
-    (found,) = json.loads(capsys.readouterr().out)["backtest"]
-    assert (found["env"], found["source"], found["pages"]) == ("prod", "CloudWatch", {"base": 2, "head": 0})
-    paged = [datetime.fromisoformat(i["from"]) for i in found["no_longer_paged"]]
-    assert len(paged) == len(INCIDENTS)
-    assert all(timedelta(0) <= at - began < timedelta(minutes=40) for at, began in zip(paged, INCIDENTS, strict=True))
-    assert found["newly_paged"] == []
     assert main([*argv, "--backtest-days", "3", "--format", "markdown"]) == 0
     comment = capsys.readouterr().out
     assert "### Backtest: would this change have paged?" in comment
-    assert "- prod: 2 pages in 3 days at main -> 0; these 2 incidents would no longer page: introduction " in comment
+    assert "- prod: 2 pages in 3 days at main -> 0; these 2 incidents would no longer page: " in comment
+    named = re.findall(r"introduction (\S+ \S+Z)", comment.split("### Backtest", 1)[1].split("\n\n", 2)[1])
+    paged = [datetime.strptime(t, "%Y-%m-%d %H:%MZ").replace(tzinfo=UTC) for t in named]
+    assert len(paged) == len(INCIDENTS)
+    assert all(timedelta(0) <= at - began < timedelta(minutes=40) for at, began in zip(paged, INCIDENTS, strict=True))
     # Below the backtest, the preview is the one `obs diff` writes without it.
     assert "prod-introduction,region:us-east-1} > 30000" in comment.split("### Backtest", 1)[1]
+    # The days fetched are kept: the JSON of a second run reads only the day still open.
+    assert main([*argv, "--backtest-days", "3", "--format", "json"]) == 0
+    (found,) = json.loads(capsys.readouterr().out)["backtest"]
+    assert (found["env"], found["source"], found["pages"]) == ("prod", "CloudWatch", {"base": 2, "head": 0})
+    assert (len(found["no_longer_paged"]), found["newly_paged"]) == (2, [])
 
 
 def test_diff_backtest_that_cannot_read_says_so_and_the_preview_stands(
