@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sync.aws.backtest.cache import Cache
-from sync.cli import replaying
+from sync.cli import calibrating, replaying
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.core.backtest.fetched import SOURCES
 from sync.core.resources import Resource
@@ -51,6 +51,14 @@ def register(commands: Commands) -> None:
         "code when the change edits obs) on the same history, "
         "and say which incidents would no longer page and which pages are new",
     )
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="also read the monitors' real state changes for the period from Datadog's monitor alert events "
+        "(DD_API_KEY and DD_APP_KEY, the monitors_read and events_read permissions, whatever --source is) and "
+        "compare them with the model's: transitions matched, missed and extra, their time offsets, and which of "
+        "the model's assumptions the differences point at",
+    )
     parser.add_argument("--no-cache", action="store_true", help="read everything from the source, keep nothing")
     parser.add_argument("--cache", type=Path, metavar="DIR", help=f"the cache folder (default: {CACHE}/)")
     format_option(parser)
@@ -61,11 +69,15 @@ def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
     source: str = args.source
     head = replaying.side(load(root), args.env, args.queue, source)
+    if args.calibrate:
+        calibrating.check_credentials(head.env)
     base = (args.base, _base(root, args.base, args.env, args.queue, source)) if args.base else None
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     span = period_of(args.start, args.end, args.days, now, source)
     cache = Cache(None if args.no_cache else (args.cache or root / CACHE))
     result = replaying.replayed(head, base, args.queue, span, source, cache)
+    if args.calibrate:
+        result = calibrating.calibrated(result, head.env)
     sys.stdout.write({"json": report.as_json, "markdown": report.markdown}.get(args.format, report.text)(result))
     return Exit.OK
 

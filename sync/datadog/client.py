@@ -25,6 +25,7 @@ import urllib3
 from datadog_api_client import ApiClient, Configuration
 from datadog_api_client.exceptions import ApiException
 from datadog_api_client.rest import RESTClientObject
+from datadog_api_client.v2.api.events_api import EventsApi
 from datadog_api_client.v2.api.key_management_api import KeyManagementApi
 from datadog_api_client.v2.api.metrics_api import MetricsApi
 
@@ -163,6 +164,12 @@ class Datadog:
         after a transient failure, paced on its own budget."""
         metrics = MetricsApi(self._client)  # type: ignore[no-untyped-call]
         return self._send("timeseries query", "POST /api/v2/query/timeseries", metrics.query_timeseries_data, body)
+
+    def search_events(self, body: Any) -> Any:
+        """One page of the v2 event search (an EventsListRequest), its answer as plain JSON. A read: repeated
+        after a transient failure, paced on its own budget."""
+        events = EventsApi(self._client)  # type: ignore[no-untyped-call]
+        return self._send("events read", "POST /api/v2/events/search", events.search_events, body=body)
 
     # Writes: a create is never repeated here (see RequestFailed.ambiguous)
 

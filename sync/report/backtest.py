@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sync.core.backtest.calibration import Calibration
 from sync.core.backtest.compare import Comparison
 from sync.core.backtest.replay import Replay
 from sync.core.backtest.summary import Incident, Stats, audiences, incidents, stats
 from sync.core.evaluation.notify import Notification
+from sync.report import calibration as calibrated
 from sync.report import markdown as md
 
 _TYPE = {"no_data": "no data", "downtime_end": "renotify"}
@@ -25,6 +27,7 @@ class Backtest:
     source: str
     replay: Replay
     base: tuple[str, Comparison] | None = None  # the base revision, and how its pages compare
+    calibration: Calibration | None = None  # the model's transitions against the real ones (--calibrate)
 
     def at(self, minute: int) -> datetime:
         return self.origin + timedelta(minutes=minute)
@@ -101,6 +104,8 @@ def as_json(found: Backtest) -> str:
     }
     if found.base is not None:
         body["base"] = comparison_json(found, *found.base)
+    if found.calibration is not None:
+        body["calibration"] = calibrated.as_json(found.calibration, found.at)
     return json.dumps(body, indent=2) + "\n"
 
 
@@ -154,6 +159,8 @@ def text(found: Backtest) -> str:
         lines += [f"  {key}: {why}" for key, why in replay.not_backtested]
     codes = ", ".join(a.code for a in replay.assumptions)
     lines += ["", f"modelled assumptions: {codes} (obs test --verbose explains them)"]
+    if found.calibration is not None:
+        lines += calibrated.text(found.calibration, found.at)
     return "\n".join(lines) + "\n"
 
 
@@ -185,6 +192,8 @@ def markdown(found: Backtest) -> str:
     if replay.not_backtested:
         lines += ["", f"Not backtested ({len(replay.not_backtested)}):", ""]
         lines += [f"- `{key}`: {why}" for key, why in replay.not_backtested]
+    if found.calibration is not None:
+        lines += calibrated.markdown(found.calibration, found.at)
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,9 @@ import sys
 import threading
 import uuid
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any
@@ -23,6 +25,7 @@ from .common import Body, Query, Rejected, now, param, timestamp
 from .corrections import Corrections
 from .dashboards import Dashboards
 from .downtimes import Downtimes
+from .events import Events
 from .faults import LOST, Faults, Targeted
 from .lag import Lag
 from .monitors import Monitors
@@ -46,6 +49,7 @@ SLO_READS = "slo_reads"
 SLO_WRITES = "slo_writes"
 KEY_READS = "key_reads"
 TIMESERIES_QUERY = "timeseries_query"
+EVENT_READS = "event_reads"
 CORRECTION_READS = "slo_correction_reads"
 CORRECTION_WRITES = "slo_correction_writes"
 _WRITES = (MONITOR_WRITES, DASHBOARD_WRITES, DOWNTIME_WRITES, SLO_WRITES, CORRECTION_WRITES)
@@ -85,6 +89,7 @@ _ROUTES: dict[tuple[str, str], tuple[str, str]] = {
     (r"/api/v1/slo/([a-z0-9]+)", "DELETE"): (SLO_WRITES, "delete slo"),
     (r"/api/v2/validate", "GET"): (KEY_READS, "identify key"),
     (r"/api/v2/query/timeseries", "POST"): (TIMESERIES_QUERY, "query timeseries"),
+    (r"/api/v2/events/search", "POST"): (EVENT_READS, "search events"),
 }
 
 
@@ -122,6 +127,7 @@ class FakeDatadog:
         self._slos = Slos()
         self._corrections = Corrections(lambda slo_id: slo_id in self._slos.items)
         self._timeseries = Timeseries()
+        self._events = Events()
         self._limiter = RateLimiter(lambda: self.faults)
         self._lag = Lag(lambda: self.faults.list_lag)
         self._stopping = threading.Event()
@@ -262,6 +268,19 @@ class FakeDatadog:
         with self._lock:
             self._timeseries.put(metric, tags, points)
 
+    def put_event(
+        self,
+        monitor_id: int,
+        at: datetime,
+        title: str,
+        status: str,
+        transition: tuple[str, str] | None = None,
+        tags: Sequence[str] = (),
+    ) -> Body:
+        """A monitor alert event, as Datadog records a monitor's state change (tests/fakedd/events.py)."""
+        with self._lock:
+            return self._events.put(monitor_id, at, title, status, transition, tags)
+
     def cancel_downtime(self, downtime_id: str) -> None:
         with self._lock:
             self._downtimes.cancel(downtime_id)
@@ -358,7 +377,7 @@ class FakeDatadog:
     def _act(self, route: _Route, query: Query, raw: bytes) -> Any:
         key = route.key or ""
         body: Any = None
-        if route.action.startswith(("create", "update", "validate", "query")):
+        if route.action.startswith(("create", "update", "validate", "query", "search")):
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -377,6 +396,7 @@ class FakeDatadog:
             "corrections": self._act_correction,
             "key": self._act_key,
             "timeseries": self._act_timeseries,
+            "events": self._act_events,
         }
         with self._lock:
             return acts[noun](verb, key, query, body)
@@ -469,6 +489,10 @@ class FakeDatadog:
     def _act_timeseries(self, verb: str, key: str, query: Query, body: Any) -> Any:
         """query timeseries: POST /api/v2/query/timeseries."""
         return self._timeseries.query(body)
+
+    def _act_events(self, verb: str, key: str, query: Query, body: Any) -> Any:
+        """search events: POST /api/v2/events/search."""
+        return self._events.search(body, self.url)
 
     def _validated_key(self) -> Body:
         """The answer of GET /api/v2/validate as documented: the org's UUID, the key's ID and its scopes.
