@@ -79,9 +79,7 @@ def _body(template: str, window: int, delay_s: int, **options: Any) -> dict[str,
 
 def _late(series: list[Series], lateness: dict[str, list[int]]) -> list[Series]:
     """The same points (the same objects) arriving with other delays."""
-    return [
-        Series(s.metric, s.tags, s.points, {m: m + lateness[s.metric][m % 7] for m in s.points}) for s in series
-    ]
+    return [Series(s.metric, s.tags, s.points, {m: m + lateness[s.metric][m % 7] for m in s.points}) for s in series]
 
 
 @settings(max_examples=80, deadline=None)

@@ -140,11 +140,12 @@ class _Slices:
     ) -> None:
         self._query, self._interval, self._spec, self._grid = query, interval, spec, grid
         self._fed = feeds(query, series, cache)
+        read = [(leaf, matching(series, leaf)) for leaf in query.leaves]
         self._arrivals = {
             start: sorted(
                 s.arrival.get(m, m)
-                for leaf in query.leaves
-                for s in matching(series, leaf)
+                for leaf, matched in read
+                for s in matched
                 for m in range(start - leaf.shift, start + interval - leaf.shift)
                 if m in s.points
             )
