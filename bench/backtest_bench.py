@@ -17,9 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sync.aws.core.datadog_names import Read, read_for
+from sync.cli.replaying import replay_paused
 from sync.core.backtest.readings import History, readings
 from sync.core.backtest.reads import reads
-from sync.core.backtest.replay import replay
 from sync.core.backtest.summary import incidents
 from sync.core.evaluation import notes
 from sync.core.kinds import SLO
@@ -69,7 +69,7 @@ def main() -> None:
     setup = placed.setup(defs, env, resources, args.queue, origin, minutes, WARMUP, {})
     used: set[notes.Assumption] = set()
     found = readings(history, env.metrics_source, used)
-    done = replay(setup, found, used)
+    done = replay_paused(setup, found, used)  # as `obs backtest` replays
     seconds = time.perf_counter() - started
     result = {
         "env": env.name,

@@ -41,12 +41,21 @@ def readings(history: Sequence[History], collection: str, used: set[notes.Assump
     sns = any(h.metric.startswith(SNS_PREFIX) for h in history)
     if sns:
         used.add(notes.SNS_PERIOD)
+    # One points object per series and period, whatever the arrival: runs that do not depend on when points
+    # arrive (monitor.arrival_blind) are shared across arrivals by it.
+    stamped = {
+        period: [_stamped(h, period) if period == 1 or h.metric.startswith(SNS_PREFIX) else {} for h in history]
+        for period in SNS_PERIODS
+    }
     out: list[Reading] = []
     for arrival in (LATEST, *(a for a in ARRIVALS if a is not LATEST)):
-        plain = [_series(h, collection, arrival.delay(collection, 1), arrival.wake, 1, used) for h in history]
+        plain = [
+            _series(h, stamped[1][i], collection, arrival.delay(collection, 1), arrival.wake, used)
+            for i, h in enumerate(history)
+        ]
         for period in SNS_PERIODS if sns else (1,):
             made = tuple(
-                _series(h, collection, arrival.delay(collection, period), arrival.wake, period, used)
+                _series(h, stamped[period][i], collection, arrival.delay(collection, period), arrival.wake, used)
                 if period != 1 and h.metric.startswith(SNS_PREFIX)
                 else plain[i]
                 for i, h in enumerate(history)
@@ -55,10 +64,14 @@ def readings(history: Sequence[History], collection: str, used: set[notes.Assump
     return tuple(out)
 
 
-def _series(h: History, collection: str, delay: int, wake: int, period: int, used: set[notes.Assumption]) -> Series:
+def _stamped(h: History, period: int) -> dict[int, float]:
     stamped = dict(h.points)
-    if period != 1:
-        stamped = five_minute(stamped, summed=not h.metric.endswith("publish_size"))
+    return stamped if period == 1 else five_minute(stamped, summed=not h.metric.endswith("publish_size"))
+
+
+def _series(
+    h: History, stamped: Mapping[int, float], collection: str, delay: int, wake: int, used: set[notes.Assumption]
+) -> Series:
     # Idle before the history when its first point comes six hours or more into it.
     idle_before = bool(stamped) and min(stamped) >= IDLE_MINUTES
     arrived = arrivals(stamped, delay, h.sqs, idle_before, used, wake=wake)

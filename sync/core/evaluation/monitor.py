@@ -4,16 +4,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sync.core.evaluation import notes
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
-from sync.core.evaluation.series import Series, is_count
+from sync.core.evaluation.series import Series, is_count, matching
 from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Run, Start, Step
-from sync.core.evaluation.window import Outcome, evaluate_fed, feeds, window_bounds
+from sync.core.evaluation.window import FeedCache, Outcome, evaluate_fed, feeds, window_bounds
 from sync.core.metric_query import Call, Node
 
 _SQS_COUNTERS = "aws.sqs.number_of_messages"
@@ -129,13 +129,15 @@ def run(
     open_end: bool,
     used: set[notes.Assumption],
     start: Start = FRESH,
+    cache: FeedCache | None = None,
 ) -> Run:
+    """`cache`: feeds shared with other runs on the same series (window.feeds)."""
     s = settings(body, used)
     steps: list[Step] = []
     state = start.state
     evaluated = state != OK  # a monitor already alerting has been evaluated before the scenario
     empty_since: int | None = None
-    fed = feeds(s.query, series)
+    fed = feeds(s.query, series, cache)
     silent = not any(fed.values())  # no series feeds the query: every window is empty, without reading one
     for t in range(0, duration + 1, s.cadence):
         if silent:
@@ -155,6 +157,22 @@ def run(
             note = outcome.skipped
         steps.append(Step(t, state, outcome, note))
     return Run(key, tuple(steps), s.notify_no_data, start)
+
+
+def lateness(series: Series) -> int:
+    """The most minutes any point of the series arrives after its stamp."""
+    return max((a - m for m, a in series.arrival.items()), default=0)
+
+
+def arrival_blind(
+    s: Settings, series: Sequence[Series], open_end: bool, late: Callable[[Series], int] = lateness
+) -> bool:
+    """Whether every point the query reads has arrived before the first window that holds it: then every
+    evaluation sees all of its window's points, and the run depends on the points alone, not on when they arrive
+    (a window holds minute m first at t = m + delay, or m + delay + 1 with its end open). Runs on the same points
+    at different arrivals are then one run. `late`: `lateness`, or a memo of it."""
+    bound = s.delay + (1 if open_end else 0)
+    return all(late(x) <= bound for leaf in s.query.leaves for x in matching(series, leaf))
 
 
 def _empty(

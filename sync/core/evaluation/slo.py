@@ -15,7 +15,7 @@ from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, matching
 from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Run, Start, Step
-from sync.core.evaluation.window import Feed, evaluate_fed, feeds
+from sync.core.evaluation.window import Feed, FeedCache, evaluate_fed, feeds
 from sync.core.metric_query import Leaf
 
 _BURN = re.compile(
@@ -34,9 +34,11 @@ def run(
     used: set[notes.Assumption],
     corrections: Mapping[str, Sequence[tuple[int, int]]] | None = None,
     start: Start = FRESH,
+    cache: FeedCache | None = None,
 ) -> Run:
     """The burn-rate alert's state at each minute. `corrections` holds, per SLO key, the minutes a correction
-    covers: a time-slice SLO counts them as uptime, so they burn no budget. `start`: its state before minute 0."""
+    covers: a time-slice SLO counts them as uptime, so they burn no budget. `start`: its state before minute 0.
+    `cache`: feeds shared with other runs on the same series (window.feeds)."""
     query = str(body.get("query", ""))
     match = _BURN.match(query)
     if not match:
@@ -58,7 +60,7 @@ def run(
         used.add(notes.CORRECTED_SLICE)
     count_long = long_window // interval
     grid = range(-count_long * interval, (duration // interval) * interval, interval)  # every slice a window reads
-    slices = _Slices(sliced, series, interval, spec, spans, grid)
+    slices = _Slices(sliced, series, interval, spec, spans, grid, cache)
 
     def burn_rate(window: int, t: int) -> float:
         """The share of the window's complete slices that were down, over the share the budget allows."""
@@ -134,14 +136,16 @@ class _Slices:
         spec: Mapping[str, Any],
         spans: Sequence[tuple[int, int]],
         grid: range,
+        cache: FeedCache | None,
     ) -> None:
         self._query, self._interval, self._spec, self._grid = query, interval, spec, grid
-        self._fed = feeds(query, series)
+        self._fed = feeds(query, series, cache)
+        read = [(leaf, matching(series, leaf)) for leaf in query.leaves]
         self._arrivals = {
             start: sorted(
                 s.arrival.get(m, m)
-                for leaf in query.leaves
-                for s in matching(series, leaf)
+                for leaf, matched in read
+                for s in matched
                 for m in range(start - leaf.shift, start + interval - leaf.shift)
                 if m in s.points
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sync.core.evaluation.notes import Refused
@@ -61,28 +61,40 @@ def evaluate_fed(
     open_end: bool,
     require_full: bool,
     seen_by: int | None = None,
+    shortcuts: bool = True,
 ) -> Outcome:
-    """`evaluate` on the query's leaves read once (`feeds`): a run evaluates the same series at every minute."""
+    """`evaluate` on the query's leaves read once (`feeds`): a run evaluates the same series at every minute.
+    `shortcuts=False` takes the general path everywhere: the one the shortcuts are tested equal to."""
     start, end = window_bounds(query, t, delay, open_end)
     seen = t if seen_by is None else seen_by
     columns: dict[Leaf, dict[int, float]] = {}
     values: list[float] = []
+    aligned: dict[Leaf, list[float]] | None = None
     if isinstance(query.expression, Leaf):
         minutes, values = fed[query.expression].arrived(start, end, seen)  # what _at gives at each minute
     else:
-        columns = {leaf: fed[leaf].column(start, end, seen) for leaf in query.leaves}
-        # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
-        # current series' (the earlier one has long arrived where the current one has not yet).
-        current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
-        # A column holds its minutes in order: a lone one needs no merge.
-        minutes = list(current[0]) if len(current) == 1 else sorted({m for column in current for m in column})
+        read = {leaf: fed[leaf].arrived(start, end, seen) for leaf in query.leaves}
+        minutes = next(iter(read.values()))[0]
+        if shortcuts and all(m == minutes for m, _ in read.values()):
+            # Every leaf has a point at the same minutes (nearly every window): each column is its values in
+            # order, and the general path below would give exactly these, without a dict or a lookup per minute.
+            aligned = {leaf: vs for leaf, (_, vs) in read.items()}
+        else:
+            columns = {leaf: dict(zip(ms, vs, strict=True)) for leaf, (ms, vs) in read.items()}
+            # A change alert compares the points the window holds now with theirs N earlier: its minutes are the
+            # current series' (the earlier one has long arrived where the current one has not yet).
+            current = [column for leaf, column in columns.items() if not (query.change and leaf.shift)]
+            # A column holds its minutes in order: a lone one needs no merge.
+            minutes = list(current[0]) if len(current) == 1 else sorted({m for column in current for m in column})
     if not minutes:
         return Outcome(start, end, empty=True)
     if require_full and not _full(query, minutes, start, end):
         return Outcome(start, end, skipped="the window is not full (require_full_window)", points=len(minutes))
     if query.as_count_path:
-        return _as_count_path(query, columns, start, end, len(minutes))
-    if not isinstance(query.expression, Leaf):
+        return _as_count_path(query, aligned or columns, start, end, len(minutes))
+    if aligned is not None:
+        values = _over_aligned(query.expression, aligned, len(minutes))
+    elif not isinstance(query.expression, Leaf):
         values = _over(query.expression, minutes, columns, len(query.leaves) > 1)
     if any(map(math.isnan, values)):
         nan = next(minute for minute, value in zip(minutes, values, strict=True) if math.isnan(value))
@@ -102,9 +114,23 @@ def _full(query: Query, minutes: list[int], start: int, end: int) -> bool:
     return full_window(query, set(minutes), start, end)
 
 
-def feeds(query: Query, series: Sequence[Series]) -> dict[Leaf, Feed]:
-    """What each of the query's leaves reads, worked out once for a run of evaluations."""
-    return {leaf: Feed(leaf, series) for leaf in query.leaves}
+FeedCache = dict[tuple[object, ...], "Feed"]
+
+
+def feeds(query: Query, series: Sequence[Series], cache: FeedCache | None = None) -> dict[Leaf, Feed]:
+    """What each of the query's leaves reads, worked out once for a run of evaluations. `cache` shares a feed
+    between the runs that read the same series objects the same way; it must not outlive those series (it
+    knows them by identity)."""
+    if cache is None:
+        return {leaf: Feed(leaf, series) for leaf in query.leaves}
+    out = {}
+    for leaf in query.leaves:
+        matched = matching(series, leaf)
+        key = (leaf.space, leaf.shift, *map(id, matched))
+        if key not in cache:
+            cache[key] = Feed(leaf, matched)
+        out[leaf] = cache[key]
+    return out
 
 
 class Feed:
@@ -146,19 +172,17 @@ class Feed:
                 values.append(space_aggregate(self._space, seen))
         return [m + shift for m in minutes] if shift else minutes, values
 
-    def column(self, start: int, end: int, t: int) -> dict[int, float]:
-        """`arrived` as minute -> point."""
-        return dict(zip(*self.arrived(start, end, t), strict=True))
 
-
-def _as_count_path(query: Query, columns: dict[Leaf, dict[int, float]], start: int, end: int, n: int) -> Outcome:
+def _as_count_path(
+    query: Query, columns: Mapping[Leaf, Mapping[int, float] | list[float]], start: int, end: int, n: int
+) -> Outcome:
     if query.aggregator != "sum":
         # Datadog's as_count guide defines only sum on this path: the rest is refused, not guessed.
         raise Refused(
             f"{query.aggregator}() with .as_count() in arithmetic takes Datadog's as_count evaluation path, "
             "where only sum() is defined: the result cannot be predicted; use sum(), or drop .as_count()"
         )
-    sums = {leaf: sum(column.values()) if column or is_count(leaf) else NAN for leaf, column in columns.items()}
+    sums = {leaf: sum(_values(column)) if column or is_count(leaf) else NAN for leaf, column in columns.items()}
     value = _reduced(query.expression, sums)
     if math.isnan(value):
         return Outcome(start, end, skipped="a part of the formula has no points in the window", points=n)
@@ -173,6 +197,22 @@ def _reduced(node: Node, sums: dict[Leaf, float]) -> float:
     if isinstance(node, Call):
         return _functions(node, [_reduced(node.arg, sums)])[0]
     return _binops(node.op, [_reduced(node.left, sums)], [_reduced(node.right, sums)])[0]
+
+
+def _values(column: Mapping[int, float] | list[float]) -> Iterable[float]:
+    """A column's values in minute order."""
+    return column if isinstance(column, list) else column.values()
+
+
+def _over_aligned(node: Node, aligned: dict[Leaf, list[float]], n: int) -> list[float]:
+    """`_over` where every leaf has a point at each of the n minutes: no interpolation, no missing values."""
+    if isinstance(node, Number):
+        return [node.value] * n
+    if isinstance(node, Leaf):
+        return aligned[node]
+    if isinstance(node, Call):
+        return _functions(node, _over_aligned(node.arg, aligned, n))
+    return _binops(node.op, _over_aligned(node.left, aligned, n), _over_aligned(node.right, aligned, n))
 
 
 def _over(node: Node, minutes: list[int], columns: dict[Leaf, dict[int, float]], align: bool) -> list[float]:

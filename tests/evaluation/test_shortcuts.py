@@ -1,0 +1,115 @@
+"""The evaluation's shortcuts give what the general path gives, on random series and queries: aligned columns in
+arithmetic, feeds shared through a cache, and one run for every arrival when the run sees every point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sync.core.evaluation import monitor
+from sync.core.evaluation.query import parse
+from sync.core.evaluation.series import Series
+from sync.core.evaluation.window import FeedCache, evaluate_fed, feeds
+
+FAILED = "aws.sns.number_of_notifications_failed"  # a count metric: missing values are 0 under .as_count()
+QUERIES = (
+    "sum(last_{w}m):max:m{{queuename:q}} + max:n{{queuename:q}} > 1",
+    "min(last_{w}m):default_zero(max:m{{queuename:q}}) - 3 * max:n{{queuename:q}} > 1",
+    "avg(last_{w}m):max:m{{queuename:q}} / clamp_min(max:n{{queuename:q}}, 1) > 1",
+    "max(last_{w}m):max:m{{queuename:q}} / max:n{{queuename:q}} > 1",
+    "max(last_{w}m):abs(sum:m{{queuename:q}} - max:m{{queuename:q}}) * 2 > 1",
+    "sum(last_{w}m):sum:" + FAILED + "{{queuename:q}}.as_count() / clamp_min(sum:n{{queuename:q}}.as_count(), 1) > 1",
+    "sum(last_{w}m):sum:m{{queuename:q}}.as_count() + sum:n{{queuename:q}}.as_count() > 1",
+    "change(max(last_{w}m),last_3m):max:m{{queuename:q}} + max:n{{queuename:q}} > 1",
+    "pct_change(avg(last_{w}m),last_2m):max:m{{queuename:q}} > 1",
+    "avg(last_{w}m):max:m{{queuename:q}} > 1",
+)
+MINUTES = 40
+_VALUE = st.sampled_from([0.0, 1.0, 2.5, -4.0, 1e6, 0.1, 7.0])
+
+
+@st.composite
+def _series(draw: Any, metric: str, tags: dict[str, str], late: int) -> Series:
+    """Points with gaps (often none, so that columns line up), each arriving up to `late` minutes after its minute."""
+    gappy = draw(st.booleans())
+    stamped = {
+        m: draw(_VALUE) for m in range(MINUTES) if not gappy or draw(st.integers(0, 4)) > 0
+    }  # about one in five missing when gappy
+    arrival = {m: m + draw(st.integers(0, late)) for m in stamped}
+    return Series(metric, tags, stamped, arrival)
+
+
+@st.composite
+def _history(draw: Any, late: int = 6) -> list[Series]:
+    q = {"queuename": "q"}
+    out = [draw(_series(metric, q, late)) for metric in ("m", "n", FAILED)]
+    if draw(st.booleans()):
+        out.append(draw(_series("m", {**q, "region": "eu"}, late)))  # a second series the space aggregator merges
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    template=st.sampled_from(QUERIES),
+    window=st.integers(1, 12),
+    series=_history(),
+    delay=st.integers(0, 3),
+    open_end=st.booleans(),
+    full=st.booleans(),
+)
+def test_shortcuts_give_what_the_general_path_gives(
+    template: str, window: int, series: list[Series], delay: int, open_end: bool, full: bool
+) -> None:
+    query = parse(template.format(w=window))
+    cache: FeedCache = {}
+    shared, again, plain = feeds(query, series, cache), feeds(query, series, cache), feeds(query, series)
+    assert shared == again  # the cache hands out one feed per leaf and series
+    for t in range(MINUTES + 8):
+        fast = evaluate_fed(query, shared, t, delay, open_end, full)
+        general = evaluate_fed(query, plain, t, delay, open_end, full, shortcuts=False)
+        assert repr(fast) == repr(general)
+
+
+def _body(template: str, window: int, delay_s: int, **options: Any) -> dict[str, Any]:
+    opts = {"require_full_window": False, "thresholds": {"critical": 3}, "evaluation_delay": delay_s, **options}
+    return {"type": "query alert", "query": template.format(w=window), "options": opts}
+
+
+def _late(series: list[Series], lateness: dict[str, list[int]]) -> list[Series]:
+    """The same points (the same objects) arriving with other delays."""
+    return [Series(s.metric, s.tags, s.points, {m: m + lateness[s.metric][m % 7] for m in s.points}) for s in series]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    template=st.sampled_from(QUERIES),
+    window=st.integers(1, 12),
+    series=_history(late=0),
+    delay_s=st.sampled_from([0, 60, 120, 300]),
+    data=st.data(),
+)
+def test_a_run_that_sees_every_point_is_the_same_at_every_arrival(
+    template: str, window: int, series: list[Series], delay_s: int, data: st.DataObject
+) -> None:
+    body = _body(template, window, delay_s, notify_no_data=True, no_data_timeframe=4)
+    settings_ = monitor.settings(body, set())
+    bound = settings_.delay + 1  # the window's end is open, as in a backtest
+    lateness = st.lists(st.integers(0, bound), min_size=7, max_size=7)
+    one = _late(series, {metric: data.draw(lateness) for metric in ("m", "n", FAILED)})
+    other = _late(series, {metric: data.draw(lateness) for metric in ("m", "n", FAILED)})
+    assert monitor.arrival_blind(settings_, one, True) and monitor.arrival_blind(settings_, other, True)
+    first = monitor.run("k", body, one, MINUTES + 8, True, set())
+    second = monitor.run("k", body, other, MINUTES + 8, True, set())
+    assert repr(first.steps) == repr(second.steps)
+
+
+def test_a_point_later_than_the_evaluation_delay_makes_the_run_depend_on_arrival() -> None:
+    body = _body("avg(last_{w}m):max:m{{queuename:q}} > 1", 5, 60)
+    s = monitor.settings(body, set())
+    on_time = [Series("m", {"queuename": "q"}, {0: 5.0, 1: 5.0}, {0: 2, 1: 3})]  # 2 min late: within 1 + open end
+    late = [Series("m", {"queuename": "q"}, {0: 5.0, 1: 5.0}, {0: 2, 1: 4})]  # 3 min late
+    assert monitor.arrival_blind(s, on_time, True)
+    assert not monitor.arrival_blind(s, late, True)
+    assert not monitor.arrival_blind(s, on_time, False)  # a closed end reads the last minute one minute sooner
