@@ -272,3 +272,17 @@ def test_python_m_sync_cli_is_the_command_line() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: obs sync ")
     assert "(10% of the managed ones)" in " ".join(result.stdout.split())  # the % printed once, as written
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    # `obs validate` runs without the AWS and Datadog clients or the backtest's engine in memory: each would
+    # cost every command start-up time.
+    probe = "import sys; from sync.cli.app import main; main(sys.argv[1:]); print(*sorted(sys.modules))"
+    for argv in (["validate"], ["--definitions", ".", "validate"], ["--color", "never", "validate"]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *argv], cwd=EXAMPLE, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        modules = set(done.stdout.splitlines()[-1].split())
+        assert "sync.cli.validate" in modules, argv
+        assert not modules & {"boto3", "sync.cli.replaying", "sync.cli.backtest", "sync.cli.audit"}, argv

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,7 +78,8 @@ def _module_commands() -> dict[str, set[str]]:
     """Each command module's file name -> the commands it registers that run (`maintenance start`, not
     `maintenance`): a message there belongs to one of them."""
     found: dict[str, set[str]] = {}
-    for module in app.COMMANDS:
+    for _, name in app.COMMANDS:
+        module = importlib.import_module(f"sync.cli.{name}")
         top = argparse.ArgumentParser()
         module.register(top.add_subparsers())
         names = set(_commands(top))

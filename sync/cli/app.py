@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import importlib.metadata
 import os
 import select
@@ -13,29 +14,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from sync.cli import (
-    audit,
-    backtest,
-    diff,
-    init,
-    links,
-    maintenance,
-    plan,
-    render,
-    schemas,
-    sync_cmd,
-    test_cmd,
-    trace,
-    validate,
-)
 from sync.cli.colour import CHOICES as COLOR_CHOICES
 from sync.cli.conventions import Exit
 from sync.datadog.answers import Redactor
 from sync.datadog.credentials import API_KEY, APP_KEY
 from sync.errors import ObsError
 
-# In the order `obs --help` lists them.
-COMMANDS = (init, validate, test_cmd, backtest, render, plan, sync_cmd, diff, links, schemas, trace, audit, maintenance)
+# Each command and the module below sync.cli that registers and runs it, in the order `obs --help` lists them.
+# A run imports only its own command's module: the others load AWS's and Datadog's clients and the backtest's
+# engine, which would cost every command a third of a second.
+COMMANDS = (
+    ("init", "init"),
+    ("validate", "validate"),
+    ("test", "test_cmd"),
+    ("backtest", "backtest"),
+    ("render", "render"),
+    ("plan", "plan"),
+    ("sync", "sync_cmd"),
+    ("diff", "diff"),
+    ("links", "links"),
+    ("schemas", "schemas"),
+    ("trace", "trace"),
+    ("audit", "audit"),
+    ("maintenance", "maintenance"),
+)
+_VALUED = {"--definitions", "--color", "--colour"}  # global options that take a value before the command
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
 
@@ -59,7 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    args = parser(_command_in(given)).parse_args(given)
+    if args.handler is None:  # the command was not the word taken for it: parse again with every command
+        args = parser().parse_args(given)
     try:
         return int(args.handler(args))
     except ObsError as exc:
@@ -116,7 +122,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(Exit.ERROR, f"error: {message}\n")
 
 
-def parser() -> argparse.ArgumentParser:
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command a command line runs, read before parsing it: the first word that is not an option or the
+    value of a global one. None when there is none (`obs --help`): then every command is loaded."""
+    names = {name for name, _ in COMMANDS}
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in _VALUED
+        else:
+            return word if word in names else None
+    return None
+
+
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only`, the other commands are named but not loaded (running one of them
+    parses again with all)."""
     top = _Parser(
         prog="obs",
         description="Datadog monitors and dashboards for SNS -> SQS -> ECS job queues, as code.",
@@ -126,8 +149,11 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"obs {version()}")
     _global_options(top, default=Path(os.environ.get(DEFINITIONS_ENV) or "."))
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(commands)
+    for name, module in COMMANDS:
+        if only in (None, name):
+            importlib.import_module(f"sync.cli.{module}").register(commands)
+        else:
+            commands.add_parser(name).set_defaults(handler=None)
     for sub in _nested(commands):  # every command and subcommand (obs maintenance start), however it was added
         # A subcommand's defaults would overwrite what was given before it, so here there are none:
         # an option given after the command wins, one given before stays, else the default above holds.
