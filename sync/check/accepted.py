@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from sync.check import models
 from sync.core.keys import Key
@@ -16,9 +16,13 @@ from sync.expand.desired import expand_all
 _MAX_SHOWN = 20
 
 
-def expand_checked(defs: Definitions) -> Mapping[str, Sequence[Resource]]:
-    """Every environment's resources, each body checked: what `obs validate` vouches for."""
-    rendered = expand_all(defs)
+Expander = Callable[[Definitions], Mapping[str, Sequence[Resource]]]
+
+
+def expand_checked(defs: Definitions, expand: Expander = expand_all) -> Mapping[str, Sequence[Resource]]:
+    """Every environment's resources, each body checked: what `obs validate` vouches for. `expand`: how every
+    environment is expanded (the command line expands them at once)."""
+    rendered = expand(defs)
     check(defs, [r for resources in rendered.values() for r in resources])
     return rendered
 

@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 from sync.check import accepted
-from sync.cli import colour
+from sync.cli import colour, expanding
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.core.backtest.fetched import SOURCES
 from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.definitions import maintenance
 from sync.definitions.load import load
 from sync.errors import ObsError, Problem
-from sync.expand.desired import expand_all
 from sync.preview import comment, own_code, report, revision
 from sync.preview.compare import WORKING_TREE, Preview, Rendered, compare, environments
 from sync.preview.facts import EMPTY, Facts, read_facts
@@ -137,7 +136,9 @@ def _no_new_window_over(root: Path, args: argparse.Namespace) -> None:
 
 def _validated(folder: Path) -> tuple[Rendered, Ownership]:
     defs = load(folder)
-    return accepted.expand_checked(defs), next((e.ownership for e in defs.environments), NO_NAMESPACE)
+    return accepted.expand_checked(defs, expanding.expand_all), next(
+        (e.ownership for e in defs.environments), NO_NAMESPACE
+    )
 
 
 def _base(root: Path, args: argparse.Namespace, commit: str, said: list[Notice]) -> tuple[Rendered, Facts]:
@@ -158,7 +159,7 @@ def _base(root: Path, args: argparse.Namespace, commit: str, said: list[Notice])
 
 def _loaded(folder: Path, ref: str) -> Rendered:
     try:
-        return expand_all(load(folder))
+        return expanding.expand_all(load(folder))
     except ObsError as exc:
         what = f"the base revision '{ref}' does not load with this version of obs"
         raise _in_revision(exc, what, "compare with another revision, or fix the definitions there") from None

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sync.check import accepted
+from sync.cli import expanding
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import counted
 from sync.core import placeholders
@@ -15,7 +16,6 @@ from sync.core.keys import Key
 from sync.core.kinds import KINDS
 from sync.core.resources import Resource
 from sync.definitions.load import load
-from sync.expand.desired import expand_env
 
 
 def register(commands: Commands) -> None:
@@ -30,7 +30,7 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
     envs = [defs.environment(args.env)] if args.env else defs.environments
-    rendered = {env.name: expand_env(defs, env) for env in envs}
+    rendered = expanding.expand_all(defs, envs)
     accepted.check(defs, [r for resources in rendered.values() for r in resources])  # all or nothing is written
     for env, resources in rendered.items():
         out = args.out if args.env else args.out / env

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sync.check import accepted
+from sync.cli import expanding
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import counted
 from sync.definitions.load import load
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 def _text(args: argparse.Namespace) -> int:
     try:
         defs = load(args.definitions)
-        rendered = accepted.expand_checked(defs)
+        rendered = accepted.expand_checked(defs, expanding.expand_all)
     except ObsError as exc:  # every problem, then how many: the size of the work ahead at a glance
         print(f"error: {exc}\n{exc.summary()}", file=sys.stderr)
         return Exit.ERROR
@@ -67,7 +68,7 @@ def _text(args: argparse.Namespace) -> int:
 
 def _checked(args: argparse.Namespace) -> dict[str, Any]:
     defs = load(args.definitions)
-    rendered = accepted.expand_checked(defs)
+    rendered = accepted.expand_checked(defs, expanding.expand_all)
     return _document(
         ok=True,
         warnings=[str(w) for w in stale(defs)],

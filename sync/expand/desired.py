@@ -4,7 +4,7 @@ SLO corrections), as API request bodies."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,11 +99,11 @@ def slo_settings_of(defs: Definitions, env: Environment, placed: tuple[PlacedQue
     return found
 
 
-def expand_all(defs: Definitions) -> dict[str, tuple[Resource, ...]]:
-    """Every environment expanded; the problems of all of them raised together (one that a shared file
-    causes in each environment once)."""
+def expand_all(defs: Definitions, envs: Sequence[Environment] | None = None) -> dict[str, tuple[Resource, ...]]:
+    """Every environment (or those given) expanded; the problems of all of them raised together (one that a
+    shared file causes in each environment once)."""
     problems = Problems()
-    out = {env.name: problems.attempt(expand_env, defs, env) for env in defs.environments}
+    out = {env.name: problems.attempt(expand_env, defs, env) for env in (envs or defs.environments)}
     problems.raise_any()
     return {name: resources for name, resources in out.items() if resources is not None}
 
