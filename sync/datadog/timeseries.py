@@ -4,7 +4,7 @@ request, up to 16 series a request, finished days from the cache (sync.core.back
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sync.core.backtest import fetched
 from sync.core.backtest.fetched import Store, days, settled
@@ -44,17 +44,7 @@ def fetch(
 
 
 def check_period(start: datetime, end: datetime, now: datetime) -> None:
-    if end <= start:
-        raise ObsError.of(f"the period ends ({_iso(end)}) before it starts ({_iso(start)})", "give --from before --to")
-    if end > now + timedelta(minutes=1):
-        raise ObsError.of(f"the period ends in the future ({_iso(end)})", "give --to now or earlier, or leave it out")
-    oldest = now - RETENTION
-    if start < oldest:
-        raise ObsError.of(
-            f"the period starts {_iso(start)}, before what Datadog keeps at 1-minute resolution "
-            f"(15 months, taken as {RETENTION.days} days: from {_iso(oldest)})",
-            "give a later --from, or fewer --days",
-        )
+    fetched.check_period(start, end, now, RETENTION, "Datadog", f"15 months, taken as {RETENTION.days} days")
 
 
 def _day(

@@ -123,13 +123,7 @@ def test_a_region_without_data_is_a_clear_error(aws: str, capsys: pytest.Capture
 def test_raising_a_threshold_shows_the_pages_that_disappear(
     history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, plain_git: None
 ) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(DEFS, repo)
-    git(repo, "init", "-q")
-    commit(repo, "base")
-    prod = repo / "environments" / "prod.yaml"
-    raised = "queues:\n  introduction:\n    metrics:\n      age: {thresholds: {critical: 30000, warning: 25000}}\n"
-    prod.write_text(prod.read_text(encoding="utf-8") + raised, encoding="utf-8")
+    repo = _raised_in_working_tree(tmp_path)
     code, out, _ = _backtest(capsys, "--base", "HEAD", "--no-cache", fmt="text", defs=repo)
     assert code == 0
     at = [f"introduction {began.strftime('%Y-%m-%d %H:%MZ')}" for began in INCIDENTS]

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sync.aws.core.datadog_names import Read
+from sync.core.backtest import fetched
 from sync.core.backtest.fetched import days, settled
-from sync.errors import ObsError
 
 __all__ = ["BATCH", "RETENTION", "batches", "cache_key", "check_period", "days", "query", "settled"]
 
@@ -23,17 +23,7 @@ PERIOD_S = 60
 
 
 def check_period(start: datetime, end: datetime, now: datetime) -> None:
-    if end <= start:
-        raise ObsError.of(f"the period ends ({_iso(end)}) before it starts ({_iso(start)})", "give --from before --to")
-    if end > now + timedelta(minutes=1):
-        raise ObsError.of(f"the period ends in the future ({_iso(end)})", "give --to now or earlier, or leave it out")
-    oldest = now - RETENTION
-    if start < oldest:
-        raise ObsError.of(
-            f"the period starts {_iso(start)}, before what CloudWatch keeps at 1-minute resolution "
-            f"(15 days: from {_iso(oldest)})",
-            "give a later --from, or fewer --days (at most 14 leaves room for the monitors' windows)",
-        )
+    fetched.check_period(start, end, now, RETENTION, "CloudWatch", "15 days; at most 14 leaves room for the warm-up")
 
 
 def _iso(moment: datetime) -> str:

@@ -4,8 +4,10 @@ cache it keeps finished days in, and the cut of a period into UTC days."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Generic, Protocol, TypeVar
+
+from sync.errors import ObsError
 
 Points = dict[datetime, float]
 K = TypeVar("K")
@@ -48,3 +50,23 @@ def days(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
 
 def settled(end: datetime, now: datetime) -> bool:
     return end <= now - SETTLED
+
+
+def check_period(start: datetime, end: datetime, now: datetime, kept: timedelta, source: str, kept_as: str) -> None:
+    """The period is one, is over, and starts within what the source keeps at one-minute resolution (`kept`,
+    which `kept_as` says as the source documents it)."""
+    if end <= start:
+        raise ObsError.of(f"the period ends ({_iso(end)}) before it starts ({_iso(start)})", "give --from before --to")
+    if end > now + timedelta(minutes=1):
+        raise ObsError.of(f"the period ends in the future ({_iso(end)})", "give --to now or earlier, or leave it out")
+    oldest = now - kept
+    if start < oldest:
+        raise ObsError.of(
+            f"the period starts {_iso(start)}, before what {source} keeps at 1-minute resolution "
+            f"({kept_as}: from {_iso(oldest)})",
+            "give a later --from, or fewer --days",
+        )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
