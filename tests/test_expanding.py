@@ -21,7 +21,7 @@ from sync.definitions.load import load
 from sync.expand import desired
 defs = load(Path(sys.argv[1]))
 assert expanding._worth_forking(defs, defs.environments), "the fixture is too small to fork"
-at_once = expanding.expand_all(defs)
+at_once = expanding.checked(defs)
 one_by_one = desired.expand_all(defs)
 assert list(at_once) == list(one_by_one)
 assert at_once == one_by_one
@@ -46,3 +46,17 @@ def test_small_definitions_are_expanded_in_this_process(example_copy: Path) -> N
     defs = load(example_copy)
     assert not expanding._worth_forking(defs, defs.environments)
     assert expanding.expand_all(defs) == desired.expand_all(defs)
+
+
+def test_a_body_the_api_would_reject_is_reported_as_one_process_reports_it(example_copy: Path) -> None:
+    defs = _big(example_copy, 150)
+    board = defs / "dashboards" / "oncall.yaml"
+    note = "      type: note\n"
+    assert note in board.read_text()
+    board.write_text(board.read_text().replace(note, note + "      colour: red\n", 1))
+    argv = [sys.executable, "-m", "sync.cli", "--definitions", str(defs), "validate"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    expected = "the Datadog API would reject widgets[0].definition.colour: unknown key (in dev, prod, staging)"
+    assert f"dashboards/oncall.yaml:20: {expected}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

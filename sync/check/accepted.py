@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sync.check import models
 from sync.core.keys import Key
@@ -28,9 +28,14 @@ def expand_checked(defs: Definitions, expand: Expander = expand_all) -> Mapping[
 
 
 def check(defs: Definitions, resources: Sequence[Resource]) -> None:
-    """A dashboard problem points into its template, once for all environments that share it."""
+    report(defs, models.rejected(resources))
+
+
+def report(defs: Definitions, rejected: Iterable[tuple[Resource, models.Problem]]) -> None:
+    """What the API would reject, raised as one error. A dashboard problem points into its template, once for all
+    environments that share it."""
     found: dict[tuple[Kind, str, str, str], list[str]] = {}
-    for resource, (path, what) in models.rejected(resources):
+    for resource, (path, what) in rejected:
         origin = Key.of(resource.key).name if resource.kind == DASHBOARD else resource.key  # env/template
         found.setdefault((resource.kind, origin, path, what), []).append(resource.env)
     if not found:

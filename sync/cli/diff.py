@@ -7,7 +7,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from sync.check import accepted
 from sync.cli import colour, expanding
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
 from sync.core.backtest.fetched import SOURCES
@@ -136,9 +135,7 @@ def _no_new_window_over(root: Path, args: argparse.Namespace) -> None:
 
 def _validated(folder: Path) -> tuple[Rendered, Ownership]:
     defs = load(folder)
-    return accepted.expand_checked(defs, expanding.expand_all), next(
-        (e.ownership for e in defs.environments), NO_NAMESPACE
-    )
+    return expanding.checked(defs), next((e.ownership for e in defs.environments), NO_NAMESPACE)
 
 
 def _base(root: Path, args: argparse.Namespace, commit: str, said: list[Notice]) -> tuple[Rendered, Facts]:

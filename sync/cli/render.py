@@ -6,7 +6,6 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from sync.check import accepted
 from sync.cli import expanding
 from sync.cli.conventions import Commands, Exit
 from sync.cli.desired import counted
@@ -30,8 +29,7 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
     envs = [defs.environment(args.env)] if args.env else defs.environments
-    rendered = expanding.expand_all(defs, envs)
-    accepted.check(defs, [r for resources in rendered.values() for r in resources])  # all or nothing is written
+    rendered = expanding.checked(defs, envs)  # all or nothing is written
     for env, resources in rendered.items():
         out = args.out if args.env else args.out / env
         _write_bodies(out, resources)

@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sync.check import accepted
 from sync.cli import expanding
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import counted
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 def _text(args: argparse.Namespace) -> int:
     try:
         defs = load(args.definitions)
-        rendered = accepted.expand_checked(defs, expanding.expand_all)
+        rendered = expanding.checked(defs)
     except ObsError as exc:  # every problem, then how many: the size of the work ahead at a glance
         print(f"error: {exc}\n{exc.summary()}", file=sys.stderr)
         return Exit.ERROR
@@ -68,7 +67,7 @@ def _text(args: argparse.Namespace) -> int:
 
 def _checked(args: argparse.Namespace) -> dict[str, Any]:
     defs = load(args.definitions)
-    rendered = accepted.expand_checked(defs, expanding.expand_all)
+    rendered = expanding.checked(defs)
     return _document(
         ok=True,
         warnings=[str(w) for w in stale(defs)],
