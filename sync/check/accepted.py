@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from sync.check import models
 from sync.core.keys import Key
@@ -11,20 +11,8 @@ from sync.core.resources import Resource
 from sync.definitions.model import Definitions
 from sync.definitions.source import undotted
 from sync.errors import ObsError, Problem
-from sync.expand.desired import expand_all
 
 _MAX_SHOWN = 20
-
-
-Expander = Callable[[Definitions], Mapping[str, Sequence[Resource]]]
-
-
-def expand_checked(defs: Definitions, expand: Expander = expand_all) -> Mapping[str, Sequence[Resource]]:
-    """Every environment's resources, each body checked: what `obs validate` vouches for. `expand`: how every
-    environment is expanded (the command line expands them at once)."""
-    rendered = expand(defs)
-    check(defs, [r for resources in rendered.values() for r in resources])
-    return rendered
 
 
 def check(defs: Definitions, resources: Sequence[Resource]) -> None:
