@@ -4,7 +4,7 @@ request, up to 16 series a request, finished days from the cache (sync.core.back
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sync.core.backtest import fetched
 from sync.core.backtest.fetched import Store, days, settled
@@ -64,7 +64,7 @@ def _day(
             day = points(answer, len(batch), start, end)
         except Unreadable as exc:
             raise ObsError.of(
-                f"cannot read {_iso(start)} to {_iso(end)} from Datadog ({dd.host}): {exc}",
+                f"cannot read {fetched.minute(start)} to {fetched.minute(end)} from Datadog ({dd.host}): {exc}",
                 "give a later --from, or fewer --days",
             ) from None
         for query, series in zip(batch, day, strict=True):
@@ -90,7 +90,3 @@ def _ask(dd: Datadog, batch: Sequence[Query], start: datetime, end: datetime) ->
                 "check that DD_API_KEY and DD_APP_KEY are valid keys of the environment's org",
             ) from None
         raise ObsError.of(f"could not read metrics from Datadog: {exc}", "try again") from None
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")

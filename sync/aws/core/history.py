@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sync.aws.core.datadog_names import Read
@@ -24,10 +24,6 @@ PERIOD_S = 60
 
 def check_period(start: datetime, end: datetime, now: datetime) -> None:
     fetched.check_period(start, end, now, RETENTION, "CloudWatch", "15 days; at most 14 leaves room for the warm-up")
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
 
 
 def batches(reads: Sequence[Read]) -> Iterator[Sequence[Read]]:
@@ -58,7 +54,7 @@ def cache_key(read: Read, start: datetime, end: datetime) -> str:
         "query": query(read, "q"),
         "region": read.region,
         "account": read.account,
-        "start": _iso(start),
-        "end": _iso(end),
+        "start": fetched.minute(start),
+        "end": fetched.minute(end),
     }
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()

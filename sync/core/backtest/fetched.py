@@ -56,17 +56,20 @@ def check_period(start: datetime, end: datetime, now: datetime, kept: timedelta,
     """The period is one, is over, and starts within what the source keeps at one-minute resolution (`kept`,
     which `kept_as` says as the source documents it)."""
     if end <= start:
-        raise ObsError.of(f"the period ends ({_iso(end)}) before it starts ({_iso(start)})", "give --from before --to")
+        raise ObsError.of(
+            f"the period ends ({minute(end)}) before it starts ({minute(start)})", "give --from before --to"
+        )
     if end > now + timedelta(minutes=1):
-        raise ObsError.of(f"the period ends in the future ({_iso(end)})", "give --to now or earlier, or leave it out")
+        raise ObsError.of(f"the period ends in the future ({minute(end)})", "give --to now or earlier, or leave it out")
     oldest = now - kept
     if start < oldest:
         raise ObsError.of(
-            f"the period starts {_iso(start)}, before what {source} keeps at 1-minute resolution "
-            f"({kept_as}: from {_iso(oldest)})",
+            f"the period starts {minute(start)}, before what {source} keeps at 1-minute resolution "
+            f"({kept_as}: from {minute(oldest)})",
             "give a later --from, or fewer --days",
         )
 
 
-def _iso(moment: datetime) -> str:
+def minute(moment: datetime) -> str:
+    """A UTC minute as the backtest's messages and cache keys write it: 2025-01-31T08:00Z."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
