@@ -41,6 +41,9 @@ Table = dict[Cell, tuple[int, int]]  # minutes after the incident: at the latest
 
 def _scratch(definitions: Path, target: Path, source: str) -> None:
     shutil.copytree(definitions, target, ignore=shutil.ignore_patterns(".*", "sync", "tests", "bench"))
+    for path in (target / "scenarios").glob("*.yaml"):
+        if not _bounded(yaml.safe_load(path.read_text())):  # a healthy day adds nothing to the table
+            path.unlink()
     if source == "crawler":
         return
     for path in (target / "environments").glob("*.yaml"):
@@ -51,6 +54,12 @@ def _scratch(definitions: Path, target: Path, source: str) -> None:
         doc = yaml.safe_load(path.read_text())
         doc["collection"] = source
         path.write_text(yaml.safe_dump(doc, sort_keys=False, width=10_000))
+
+
+def _bounded(scenario: dict[str, Any]) -> bool:
+    """Whether the scenario expects a monitor to page or alert within a bound: what the table is made of."""
+    expected = scenario.get("expect") or []
+    return any(isinstance(e.get(k), dict) and "within" in e[k] for e in expected for k in ("pages", "alerts"))
 
 
 def _results(definitions: Path) -> list[dict[str, Any]]:

@@ -18,9 +18,11 @@ INVENTORY = "queues.yaml"
 SCENARIOS = "scenarios"
 
 
-def load(root: Path, now: datetime | None = None) -> Definitions:
+def load(root: Path, now: datetime | None = None, *, scenarios: bool = True) -> Definitions:
     """Load every definition file under `root`, validating each against its schema and its references.
     `now` is the time one-time maintenance windows must start after (the current time unless given).
+    Without `scenarios`, the scenarios folder is not read: they are `obs test`'s and `obs validate`'s, most of
+    a load's time, and a scenario being edited must not stop a sync.
 
     Every check that does not depend on another's result runs, so one run reports every problem of every
     file, sorted by file and line. What refers to a file, queue or metric that failed its own checks is not
@@ -35,7 +37,7 @@ def load(root: Path, now: datetime | None = None) -> Definitions:
     metric_files = files.in_folder(root, "monitors", "metric", problems, optional)
     dashboard_files = files.in_folder(root, "dashboards", "dashboard", problems, optional)
     environment_files = files.in_folder(root, "environments", "environment", problems)
-    scenario_files = files.in_optional_folder(root, SCENARIOS, "scenario", problems)
+    scenario_files = files.in_optional_folder(root, SCENARIOS, "scenario", problems) if scenarios else []
     if not inventories:  # everything else names its classes and queues: nothing more can be checked
         problems.note(Problem(_SKIPPED.format(f"{INVENTORY} is valid")))
         problems.raise_any()

@@ -23,17 +23,34 @@ def check(body: Any, model: type[ModelNormal], read_only: bool) -> None:
     """Raise Rejected(400) naming every field the model refuses; read_only=False also refuses server-owned fields."""
     if not isinstance(body, dict):
         raise Rejected(400, "Invalid JSON: the body must be an object")
-    try:
-        parsed = _CLIENT.deserialize(json.dumps(body), (model,), True)
-    except OpenApiException as error:
-        raise Rejected(400, _type_error(str(error))) from None
-    except TypeError as error:
-        raise Rejected(400, *_missing(str(error))) from None
-    problems = list(_problems(parsed, ""))
+    problems = list(_verdict(json.dumps(body), model))
     if not read_only:
         problems += [f"{name}: is a read-only field" for name in sorted(body) if name in model.read_only_vars]
     if problems:
         raise Rejected(400, *problems)
+
+
+# Tests send the same dashboard again and again, and the models take a tenth of a second to parse one: a
+# verdict is kept per exact body (a bounded number of them).
+_VERDICTS: dict[tuple[type[ModelNormal], str], tuple[str, ...]] = {}
+
+
+def _verdict(text: str, model: type[ModelNormal]) -> tuple[str, ...]:
+    if (model, text) not in _VERDICTS:
+        if len(_VERDICTS) >= 1024:
+            _VERDICTS.clear()
+        _VERDICTS[model, text] = _parsed_problems(text, model)
+    return _VERDICTS[model, text]
+
+
+def _parsed_problems(text: str, model: type[ModelNormal]) -> tuple[str, ...]:
+    try:
+        parsed = _CLIENT.deserialize(text, (model,), True)
+    except OpenApiException as error:
+        return (_type_error(str(error)),)
+    except TypeError as error:
+        return tuple(_missing(str(error)))
+    return tuple(_problems(parsed, ""))
 
 
 def _type_error(message: str) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any
 
 import boto3
+import botocore.loaders
 import botocore.session
 from botocore.config import Config
 from botocore.exceptions import (
@@ -47,28 +48,77 @@ _BAD_CREDENTIALS = {
 LOGS_ATTEMPTS = 10  # FilterLogEvents allows 5 TPS per account and region: a throttle slows a read, not ends it
 
 
-@dataclass(frozen=True)
 class Clients:
-    """The AWS clients one trace needs in one region, and a way to reach the same services in another."""
+    """The AWS clients one command needs in one region, each built when first used (a client takes a few
+    hundredths of a second to build, and most commands use two or three of the seven), and the same services
+    in another region."""
 
-    sns: SNSClient
-    sqs: SQSClient
-    logs: CloudWatchLogsClient
-    cloudwatch: CloudWatchClient
-    kms: KMSClient
-    sts: STSClient
-    iam: IAMClient
-    region: str = ""
-    regional: Callable[[str], Clients] | None = field(default=None, compare=False, repr=False)
-    _others: dict[str, Clients] = field(default_factory=dict, compare=False, repr=False)
+    def __init__(self, region: str, endpoint_url: str | None = None) -> None:
+        core = botocore.session.get_session()
+        core.register_component("data_loader", _shared_loader())
+        self._session = boto3.session.Session(botocore_session=core, region_name=region)
+        self._endpoint_url = endpoint_url
+        self.region = region
+        self._others: dict[str, Clients] = {}
+
+    @cached_property
+    def sns(self) -> SNSClient:
+        client: SNSClient = self._client("sns")
+        return client
+
+    @cached_property
+    def sqs(self) -> SQSClient:
+        client: SQSClient = self._client("sqs")
+        return client
+
+    @cached_property
+    def logs(self) -> CloudWatchLogsClient:
+        client: CloudWatchLogsClient = self._client("logs", _LOGS)
+        return client
+
+    @cached_property
+    def cloudwatch(self) -> CloudWatchClient:
+        client: CloudWatchClient = self._client("cloudwatch")
+        return client
+
+    @cached_property
+    def kms(self) -> KMSClient:
+        client: KMSClient = self._client("kms")
+        return client
+
+    @cached_property
+    def sts(self) -> STSClient:
+        client: STSClient = self._client("sts")
+        return client
+
+    @cached_property
+    def iam(self) -> IAMClient:
+        client: IAMClient = self._client("iam")
+        return client
 
     def in_region(self, region: str) -> Clients:
         """Clients for a queue's own region: SNS delivers to queues in other regions too."""
-        if not region or region == self.region or self.regional is None:
+        if not region or region == self.region:
             return self
         if region not in self._others:
-            self._others[region] = self.regional(region)
+            self._others[region] = Clients(region, self._endpoint_url)
         return self._others[region]
+
+    def _client(self, service: str, config: Config | None = None) -> Any:
+        with aws_errors("connect to AWS"):
+            merged = _CONFIG.merge(config) if config else _CONFIG
+            return self._session.client(service, endpoint_url=self._endpoint_url, config=merged)  # type: ignore[call-overload]
+
+
+_CONFIG = Config(retries={"mode": "standard"}, user_agent_extra="obs-trace")
+_LOGS = Config(retries={"mode": "adaptive", "total_max_attempts": LOGS_ATTEMPTS})
+
+
+@cache
+def _shared_loader() -> botocore.loaders.Loader:
+    """One reader of botocore's service models for every session: each session would otherwise parse them
+    again (a quarter of a second for the seven services)."""
+    return botocore.loaders.create_loader()
 
 
 # How a command gets its AWS clients: `connect`, or a test's stand-in pointed at a local endpoint.
@@ -78,20 +128,7 @@ Connector = Callable[[str, str | None], "Clients"]
 def connect(region: str, endpoint_url: str | None = None) -> Clients:
     """Clients from the standard credential chain; AWS_ENDPOINT_URL is honoured by boto3 itself."""
     with aws_errors("connect to AWS"):
-        session = boto3.session.Session(region_name=region)
-        config = Config(retries={"mode": "standard"}, user_agent_extra="obs-trace")
-        logs_config = config.merge(Config(retries={"mode": "adaptive", "total_max_attempts": LOGS_ATTEMPTS}))
-        return Clients(
-            sns=session.client("sns", endpoint_url=endpoint_url, config=config),
-            sqs=session.client("sqs", endpoint_url=endpoint_url, config=config),
-            logs=session.client("logs", endpoint_url=endpoint_url, config=logs_config),
-            cloudwatch=session.client("cloudwatch", endpoint_url=endpoint_url, config=config),
-            kms=session.client("kms", endpoint_url=endpoint_url, config=config),
-            sts=session.client("sts", endpoint_url=endpoint_url, config=config),
-            iam=session.client("iam", endpoint_url=endpoint_url, config=config),
-            region=region,
-            regional=lambda other: connect(other, endpoint_url),
-        )
+        return Clients(region, endpoint_url)
 
 
 def check_region(partition: str, region: str, where: str) -> None:
