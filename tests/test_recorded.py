@@ -113,6 +113,28 @@ def test_monitors_of_one_shape_share_a_check_but_each_is_named() -> None:
     ]
 
 
+def test_widgets_of_one_shape_share_a_check_but_each_is_named_and_other_values_are_checked_each() -> None:
+    """Widgets that differ only in text (one per queue, in a group) share a check; one that differs in any other
+    value (here an enum) is checked on its own."""
+
+    def timeseries(queue: str, display: str = "line", extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        request = {"q": f"avg:aws.sqs.depth{{queuename:{queue}}}", "display_type": display}
+        return {"definition": {"type": "timeseries", "title": f"{queue} depth", "requests": [request], **(extra or {})}}
+
+    inner = [
+        timeseries("a", extra={"colour": "red"}),
+        timeseries("b"),
+        timeseries("c", extra={"colour": "blue"}),
+        timeseries("d", display="lines"),
+    ]
+    group = {"definition": {"type": "group", "title": "queues", "layout_type": "ordered", "widgets": inner}}
+    body = {"title": "t", "layout_type": "ordered", "widgets": [group]}
+    found = [problem for _, problem in models.rejected([Resource(DASHBOARD, "prod/oncall", body, "prod")])]
+    at = "widgets[0].definition.widgets"
+    assert found[:2] == [(f"{at}[0].definition.colour", "unknown key"), (f"{at}[2].definition.colour", "unknown key")]
+    assert [path for path, _ in found[2:]] and all(path.startswith(f"{at}[3].") for path, _ in found[2:]), found
+
+
 def test_a_long_dashboard_is_checked_whole_where_it_matters() -> None:
     """Long text and long lists of names are cut before the check, for speed; every widget is still checked,
     and text is cut only past every length limit the models set."""

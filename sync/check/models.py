@@ -10,7 +10,7 @@ import importlib
 import json
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 from datadog_api_client import ApiClient, Configuration
 from datadog_api_client.exceptions import OpenApiException
@@ -61,20 +61,49 @@ def _located(model: str, body: str) -> tuple[Problem, ...]:
 
 
 def _item_by_item(kind: Kind, body: Mapping[str, Any]) -> list[Problem]:
-    """A body whose list (a dashboard's widgets) is checked item by item, so an item every environment
-    shares is checked once."""
+    """A body whose list (a dashboard's widgets) is checked item by item, each shape of item once."""
     assert kind.model.each is not None
     name, model = kind.model.each
     items = body.get(name)
-    if not isinstance(items, list) or not all(isinstance(w, dict) for w in items):
+    if not _objects(items):
         return located(kind, body)
-    found = located(kind, {**body, name: []})
+    return located(kind, {**body, name: []}) + _items(model, items, name, kind.model.free_text or frozenset())
+
+
+def _items(model: str, items: list[dict[str, Any]], at: str, free: frozenset[str]) -> list[Problem]:
+    """Items that differ only in the text under `free` keys (a widget per queue) share one check, of the first
+    of them: a problem found there is reported at each."""
+    verdicts: dict[str, list[Problem]] = {}
+    found: list[Problem] = []
     for index, item in enumerate(items):
-        at = f"{name}[{index}]"
-        found += [
-            (f"{at}.{path}" if path else at, what) for path, what in _located(model, json.dumps(item, sort_keys=True))
-        ]
+        shape = json.dumps(_texts_blanked(item, free), sort_keys=True)
+        if shape not in verdicts:
+            verdicts[shape] = _item(model, item, free)
+        found += [(_join(f"{at}[{index}]", path), what) for path, what in verdicts[shape]]
     return found
+
+
+def _item(model: str, item: dict[str, Any], free: frozenset[str]) -> list[Problem]:
+    """One item; a group's own widgets each as an item of their own."""
+    definition = item.get("definition")
+    inner = definition.get("widgets") if isinstance(definition, dict) else None
+    if not isinstance(definition, dict) or not _objects(inner):
+        return list(_located(model, json.dumps(item, sort_keys=True)))
+    group = {**item, "definition": {**definition, "widgets": []}}
+    return [*_located(model, json.dumps(group, sort_keys=True)), *_items(model, inner, "definition.widgets", free)]
+
+
+def _objects(items: Any) -> TypeGuard[list[dict[str, Any]]]:
+    return isinstance(items, list) and all(isinstance(item, dict) for item in items)
+
+
+def _texts_blanked(value: Any, free: frozenset[str], key: str = "") -> Any:
+    """The value with the text under `free` keys blanked, all else kept."""
+    if isinstance(value, dict):
+        return {k: _texts_blanked(v, free, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_texts_blanked(v, free, key) for v in value]
+    return "" if isinstance(value, str) and key in free else value
 
 
 def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,11 +41,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
-    files = {out / r.kind.plural / f"{Key.of(r.key).file_stem}.json": r for r in resources}
-    for folder in {path.parent for path in files} | {out / kind.plural for kind in KINDS}:
+    # Paths as strings: a fleet writes tens of thousands of files, and a Path costs more than the write.
+    files = {f"{out}{os.sep}{r.kind.plural}{os.sep}{Key.of(r.key).file_stem}.json": r for r in resources}
+    for kind in KINDS:
+        folder = out / kind.plural
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*.json"):  # a removed resource must not linger in the output
-            if stale not in files:
+            if str(stale) not in files:
                 stale.unlink()
     for path, resource in files.items():  # resources come sorted by kind and key
-        path.write_text(body_text(resource.body), encoding="utf-8")
+        text = body_text(resource.body).encode()
+        if _read(path) != text:  # a file left as it was keeps its time: a re-render touches only what changed
+            with open(path, "wb") as file:  # noqa: PTH123 (a string path, as above)
+                file.write(text)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as file:  # noqa: PTH123 (a string path, as above)
+            return file.read()
+    except FileNotFoundError:
+        return None

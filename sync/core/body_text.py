@@ -16,8 +16,10 @@ from typing import Any
 import orjson
 
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
-# Where orjson's text may differ from json's: an exponent, a long run of leading zeros, null (NaN reads so).
-_DIFFERS = re.compile(rb"\d[eE][-+]?\d|0\.0000|null")
+# Where orjson's text may differ from json's: a number with an exponent or a long run of leading zeros, or null
+# (NaN reads so). Indented, a number starts a line or follows a key's `": `; looking only there keeps text
+# such as a URL's "%257E0" on the fast path.
+_DIFFERS = re.compile(rb"(?:: |\n +)(?:-?\d+(?:\.\d+)?[eE]|-?0\.0000|null)")
 
 
 def body_text(body: Mapping[str, Any]) -> str:

@@ -80,9 +80,11 @@ class Model:
     name: str  # below datadog_api_client: v1.model.monitor.Monitor
     by_shape: bool = False  # obs builds these bodies from few templates: one check per shape of body
     # The text a shape blanks: all of it (None), or only the fields named (a downtime's schedule, its dates and
-    # RRULEs, stays as written: the client parses those).
+    # RRULEs, stays as written: the client parses those). With `each`, what an item's shape blanks.
     free_text: frozenset[str] | None = None
-    each: tuple[str, str] | None = None  # a list checked item by item, against its own model: (field, model)
+    # A list checked item by item, against its own model: (field, model). Items (and a group's items) of the
+    # same shape share a check: a fleet's dashboard holds hundreds of widgets that differ only in text.
+    each: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,10 @@ DASHBOARD = Kind(
         "list_dashboards", 1000, marker="description", created="created_at", offset="start", limit="count",
         items="dashboards", detail="get_dashboard",
     ),
-    model=Model("v1.model.dashboard.Dashboard", each=("widgets", "v1.model.widget.Widget")),
+    model=Model(
+        "v1.model.dashboard.Dashboard", each=("widgets", "v1.model.widget.Widget"),
+        free_text=frozenset({"alias", "content", "formula", "label", "link", "name", "q", "query", "slo_id", "title"}),
+    ),
     diff=Diff(fixed="layout_type", owned_whole=("widgets", "template_variables")),
     approved_by=("description", "layout_type", "template_variables", "title", "widgets"),
 )  # fmt: skip
