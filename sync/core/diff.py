@@ -41,6 +41,8 @@ def same(kind: Kind, path: str, desired: Any, live: Any) -> bool:
 
 
 def _diff(rules: Diff, want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
+    if want == have:  # equal values normalise alike (2 == 2.0 too): nearly every field of an unchanged object
+        return
     if isinstance(want, Mapping) and isinstance(have, Mapping):
         owned = set(want) | {k for k in have if k not in want and _owned_when_absent(rules, _join(path, k))}
         for key in sorted(owned):
@@ -61,8 +63,9 @@ def _join(path: str, key: str) -> str:
 
 
 def _owned_when_absent(rules: Diff, path: str) -> bool:
-    inside_whole = path.startswith(tuple(f"{p}{c}" for p in rules.owned_whole for c in ".["))
-    return inside_whole or _INDEX.sub("[]", path) in rules.owned_when_absent
+    if path.startswith(rules.inside_whole):
+        return True
+    return (_INDEX.sub("[]", path) if "[" in path else path) in rules.owned_when_absent
 
 
 def _normal(rules: Diff, value: Any, path: str) -> Any:

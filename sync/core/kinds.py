@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal
 
 from sync.core.keys import Key
@@ -103,6 +104,11 @@ class Diff:
     zero_is_unset: frozenset[str] = frozenset()  # the server stores 0 as null
     moments: frozenset[str] = frozenset()  # ISO 8601 times, answered in any equivalent spelling
     rrules: frozenset[str] = frozenset()  # keys, at any depth, holding an RRULE: its parts in any order
+
+    @cached_property
+    def inside_whole(self) -> tuple[str, ...]:
+        """The prefixes of the paths inside what obs owns whole."""
+        return tuple(f"{path}{c}" for path in self.owned_whole for c in ".[")
 
 
 @dataclass(frozen=True, eq=False)  # one object per kind: compared and hashed by identity, as dict keys often

@@ -59,7 +59,7 @@ def resolve(body: Mapping[str, Any], ids: Mapping[Ref, str], *, drop_unresolved:
     """A body with the known IDs put in. With `drop_unresolved`, what refers to an object that has no ID (its
     create failed) is left out rather than sent with a placeholder: a message line, or an object in a list (a
     dashboard's widget of an SLO); elsewhere a placeholder stays, and the writer refuses to send it."""
-    found = {field: value for field, value in body.items() if _texts(value) and unresolved({field: value})}
+    found = {field: value for field, value in body.items() if any(map(_PLACEHOLDER.search, _texts(value)))}
     if not found:
         return body
     resolved = {field: _filled(value, ids) for field, value in found.items()}
