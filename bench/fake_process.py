@@ -35,6 +35,7 @@ _OPS: dict[str, Callable[..., Any]] = {
     "monitor_count": lambda dd: len(dd.monitors),
     "create": _create,
     "cpu": lambda dd: time.process_time(),
+    "put_series": lambda dd, *args: dd.put_series(*args),
 }
 
 
@@ -91,6 +92,10 @@ class FakeProcess:
         """Objects of one kind (named as in output: slo, monitor, downtime...), made as a person would: their IDs."""
         ids: list[str] = self._ask("create", kind, list(bodies))
         return ids
+
+    def put_series(self, metric: str, tags: dict[str, str], points: dict[int, float]) -> None:
+        """Metric history for the timeseries query: points by epoch second."""
+        self._ask("put_series", metric, tags, points)
 
     def cpu(self) -> float:
         """The fake process's CPU seconds so far."""
