@@ -307,7 +307,8 @@ class FakeDatadog:
                 raise Rejected(404, "Not found")
             authorised, allowed, headers = self._take(handler, route)
             targeted = self._refuse(handler, route, raw, authorised=authorised, allowed=allowed)
-            if self._given_up(handler, entry, route, raw):
+            # A fault aimed at the request decides its fate: a random time-out does not take its place.
+            if targeted is None and self._given_up(handler, entry, route, raw):
                 return
             payload = self._act(route, entry.query, raw)
             self._lag.note(route.action, payload)
