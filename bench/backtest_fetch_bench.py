@@ -65,7 +65,8 @@ def main() -> None:
     throttled = sum(r.status == 429 for r in asked)
     sent = len(asked) - throttled
     floor = (math.ceil(sent / args.rate_limit) - 1) * args.period
-    print(f"| figure | value |\n|---|---:|\n| queries ({args.env}, {args.days} days) | {len(side.wanted)} |")
+    queries = len(set(side.wanted.values()))
+    print(f"| figure | value |\n|---|---:|\n| queries ({args.env}, {args.days} days) | {queries} |")
     print(f"| requests answered (429 answers) | {sent} ({throttled}) |")
     print(f"| data points | {fetched.datapoints:,} |")
     print(f"| budget | {args.rate_limit} requests per {args.period:g} s, {args.latency * 1000:g} ms per request |")
