@@ -6,14 +6,17 @@ import contextlib
 import socket
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from sync.core.kinds import MONITOR
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import Endpoint, endpoint
-from sync.datadog.listing import last_page, listed
+from sync.datadog.listing import last_page, listed, objects
 from sync.errors import ObsError
+
+from .fakedd import FakeDatadog
 
 KEYS = {"DD_API_KEY": "api-secret-1", "DD_APP_KEY": "app-secret-2"}
 
@@ -107,3 +110,23 @@ def test_a_tls_failure_says_so(broken_then_whole: str) -> None:
 )
 def test_a_short_page_ends_a_list(length: int, asked: int, largest: int, last: bool) -> None:
     assert last_page(length, asked, largest) is last
+
+
+@pytest.mark.parametrize("expected", [0, 5, 10, 23, 25, 40])
+def test_pages_the_definitions_fill_are_read_at_once_with_the_same_objects_and_calls(expected: int) -> None:
+    """Monitors listed 5 a page: 23 live make 5 pages (the last short ends the list). Asked for at once because
+    the definitions expect them, the same objects come back in the same order, in as many calls, plus one per
+    page an over-estimate asked for past the end."""
+    small = replace(MONITOR, listing=replace(MONITOR.listing, size=5))
+    with FakeDatadog() as fake:
+        for index in range(23):
+            fake.create_monitor({"name": f"m{index}", "type": "query alert", "query": "avg(last_5m):avg:x{*} > 1"})
+        dd = Datadog(Endpoint(fake.url, fake.api_key, fake.app_key))
+        one_by_one = objects(dd, small)
+        calls = len(fake.log)
+        fake.reset_log()
+        at_once = objects(dd, small, expected=expected)
+        dd.close()
+    assert [m["id"] for m in at_once] == [m["id"] for m in one_by_one] and len(one_by_one) == 23
+    assert calls == 5
+    assert len(fake.log) == max(calls, -(-expected // 5))
