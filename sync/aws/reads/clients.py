@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import boto3
 import botocore.loaders
@@ -48,70 +48,58 @@ _BAD_CREDENTIALS = {
 LOGS_ATTEMPTS = 10  # FilterLogEvents allows 5 TPS per account and region: a throttle slows a read, not ends it
 
 
+_CONFIG = Config(retries={"mode": "standard"}, user_agent_extra="obs-trace")
+_LOGS = Config(retries={"mode": "adaptive", "total_max_attempts": LOGS_ATTEMPTS})
+C = TypeVar("C")
+
+
+class _Service(Generic[C]):
+    """A client of one AWS service, built the first time it is used (a client takes a few hundredths of a
+    second to build, and most commands use two or three of the seven)."""
+
+    def __init__(self, name: str, config: Config | None = None) -> None:
+        self._name = name
+        self._config = _CONFIG.merge(config) if config else _CONFIG
+
+    def __get__(self, clients: Clients, owner: type[Clients]) -> C:
+        if self._name not in clients.made:
+            with aws_errors("connect to AWS"):
+                clients.made[self._name] = clients.session.client(
+                    self._name,  # type: ignore[call-overload]
+                    endpoint_url=clients.endpoint_url,
+                    config=self._config,
+                )
+        client: C = clients.made[self._name]
+        return client
+
+
 class Clients:
-    """The AWS clients one command needs in one region, each built when first used (a client takes a few
-    hundredths of a second to build, and most commands use two or three of the seven), and the same services
-    in another region."""
+    """The AWS clients one command needs in one region, and the same services in another region."""
+
+    sns: _Service[SNSClient] = _Service("sns")
+    sqs: _Service[SQSClient] = _Service("sqs")
+    logs: _Service[CloudWatchLogsClient] = _Service("logs", _LOGS)
+    cloudwatch: _Service[CloudWatchClient] = _Service("cloudwatch")
+    kms: _Service[KMSClient] = _Service("kms")
+    sts: _Service[STSClient] = _Service("sts")
+    iam: _Service[IAMClient] = _Service("iam")
 
     def __init__(self, region: str, endpoint_url: str | None = None) -> None:
         core = botocore.session.get_session()
         core.register_component("data_loader", _shared_loader())
-        self._session = boto3.session.Session(botocore_session=core, region_name=region)
-        self._endpoint_url = endpoint_url
+        self.session = boto3.session.Session(botocore_session=core, region_name=region)
+        self.endpoint_url = endpoint_url
         self.region = region
+        self.made: dict[str, Any] = {}
         self._others: dict[str, Clients] = {}
-
-    @cached_property
-    def sns(self) -> SNSClient:
-        client: SNSClient = self._client("sns")
-        return client
-
-    @cached_property
-    def sqs(self) -> SQSClient:
-        client: SQSClient = self._client("sqs")
-        return client
-
-    @cached_property
-    def logs(self) -> CloudWatchLogsClient:
-        client: CloudWatchLogsClient = self._client("logs", _LOGS)
-        return client
-
-    @cached_property
-    def cloudwatch(self) -> CloudWatchClient:
-        client: CloudWatchClient = self._client("cloudwatch")
-        return client
-
-    @cached_property
-    def kms(self) -> KMSClient:
-        client: KMSClient = self._client("kms")
-        return client
-
-    @cached_property
-    def sts(self) -> STSClient:
-        client: STSClient = self._client("sts")
-        return client
-
-    @cached_property
-    def iam(self) -> IAMClient:
-        client: IAMClient = self._client("iam")
-        return client
 
     def in_region(self, region: str) -> Clients:
         """Clients for a queue's own region: SNS delivers to queues in other regions too."""
         if not region or region == self.region:
             return self
         if region not in self._others:
-            self._others[region] = Clients(region, self._endpoint_url)
+            self._others[region] = Clients(region, self.endpoint_url)
         return self._others[region]
-
-    def _client(self, service: str, config: Config | None = None) -> Any:
-        with aws_errors("connect to AWS"):
-            merged = _CONFIG.merge(config) if config else _CONFIG
-            return self._session.client(service, endpoint_url=self._endpoint_url, config=merged)  # type: ignore[call-overload]
-
-
-_CONFIG = Config(retries={"mode": "standard"}, user_agent_extra="obs-trace")
-_LOGS = Config(retries={"mode": "adaptive", "total_max_attempts": LOGS_ATTEMPTS})
 
 
 @cache
