@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--rate-limit", type=int, default=20)
     parser.add_argument("--period", type=float, default=2.0)
     args = parser.parse_args()
-    defs = load(args.definitions, scenarios=False)
+    defs = load(args.definitions)
     side = replaying.side(defs, args.env, [], "datadog")
     now = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     span = replaying.period(now - timedelta(days=args.days), now, now, "datadog")

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 def execute(args: argparse.Namespace, connector: Connector | None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     root: Path = getattr(args, "definitions", None) or Path.cwd()
-    defs = load(root, scenarios=False)
+    defs = load(root)
     result = audit_environment(defs, defs.environment(args.env), args.queue, connector, args.endpoint_url)
     out.write(render(result, args.format, args.severity))
     return Exit.FOUND if at_least(result.findings, args.severity) else Exit.OK

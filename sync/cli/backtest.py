@@ -68,7 +68,7 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     root: Path = args.definitions
     source: str = args.source
-    head = replaying.side(load(root, scenarios=False), args.env, args.queue, source)
+    head = replaying.side(load(root), args.env, args.queue, source)
     if args.calibrate:
         calibrating.check_credentials(head.env)
     base = (args.base, _base(root, args.base, args.env, args.queue, source)) if args.base else None
@@ -89,7 +89,7 @@ def _base(root: Path, ref: str, env_name: str, queues: Sequence[str], source: st
     commit = revision.resolve(root, ref)
     with revision.checked_out(root, ref) as folder:
         try:
-            defs = load(folder, scenarios=False)
+            defs = load(folder)
             if env_name not in {e.name for e in defs.environments}:
                 raise ObsError.of(f"the base revision '{ref}' has no environment {env_name}", "compare with another")
             rendered = own_render(root, commit, env_name)

@@ -16,7 +16,7 @@ from sync.expand.desired import expand_env
 def checked(folder: Path, env_name: str) -> tuple[Definitions, Environment, Sequence[Resource]]:
     """The environment of this name and its resources, refused before any call when a body would not pass the
     API. The one place a command's --env is looked up: what runs below takes the environment itself."""
-    defs = load(folder, scenarios=False)
+    defs = load(folder)
     env = defs.environment(env_name)
     desired = expand_env(defs, env)
     accepted.check(defs, desired)

@@ -127,14 +127,14 @@ def _no_new_window_over(root: Path, args: argparse.Namespace) -> None:
         with revision.checked_out(root, args.base, args.base_definitions) as folder:
             known = maintenance.names_in(folder)
     if args.head is None:
-        maintenance.refuse_new_and_over(load(root, scenarios=False), known)
+        maintenance.refuse_new_and_over(load(root), known)
         return
     with revision.checked_out(root, args.head) as folder:
-        maintenance.refuse_new_and_over(load(folder, scenarios=False), known)
+        maintenance.refuse_new_and_over(load(folder), known)
 
 
 def _validated(folder: Path) -> tuple[Rendered, Ownership]:
-    defs = load(folder, scenarios=False)
+    defs = load(folder)
     return expanding.checked(defs), next((e.ownership for e in defs.environments), NO_NAMESPACE)
 
 
@@ -156,7 +156,7 @@ def _base(root: Path, args: argparse.Namespace, commit: str, said: list[Notice])
 
 def _loaded(folder: Path, ref: str) -> Rendered:
     try:
-        return expanding.expand_all(load(folder, scenarios=False))
+        return expanding.expand_all(load(folder))
     except ObsError as exc:
         what = f"the base revision '{ref}' does not load with this version of obs"
         raise _in_revision(exc, what, "compare with another revision, or fix the definitions there") from None

@@ -32,11 +32,11 @@ def outcome(
         if args.backtest_days < 1:
             raise ObsError.of(f"--backtest-days {args.backtest_days} is no period", "give at least 1")
         with revision.checked_out(root, args.head) if args.head else nullcontext(root) as folder:
-            after = replaying.side(load(folder, scenarios=False), env, [], source, resources=head[env])
+            after = replaying.side(load(folder), env, [], source, resources=head[env])
         before = None
         if env in base:
             with revision.checked_out(root, base_commit, args.base_definitions) as folder:
-                side = replaying.side(load(folder, scenarios=False), env, [], source, check=False, resources=base[env])
+                side = replaying.side(load(folder), env, [], source, check=False, resources=base[env])
             before = (args.base_label or args.base, side)
         now = datetime.now(UTC).replace(second=0, microsecond=0)
         span = replaying.period(now - timedelta(days=args.backtest_days), now, now, source)

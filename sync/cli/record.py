@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         raise ObsError.of("--record needs --env, --queue, --from and --to", "give all four, and --out")
     root: Path = args.definitions
     source: str = args.source
-    side = replaying.side(load(root, scenarios=False), args.env, [args.queue], source)
+    side = replaying.side(load(root), args.env, [args.queue], source)
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     period = backtest.period_of(args.start, args.end, 0, now, source)
     minutes = int((period.end - period.start).total_seconds() // 60)

@@ -28,7 +28,7 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    defs = load(args.definitions, scenarios=False)
+    defs = load(args.definitions)
     envs = [defs.environment(args.env)] if args.env else defs.environments
     rendered = expanding.checked(defs, envs)  # all or nothing is written
     for env, resources in rendered.items():

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     if given:
         raise ObsError.of(f"{given[0]} is an option of --record", "add --record to write a scenario, or leave it out")
-    defs = load(args.definitions)
+    defs = load(args.definitions, scenarios=True)
     scenarios = _chosen(defs, args.scenario)
     only = defs.environment(args.env) if args.env else None  # an unknown name is an error, with the known ones
     runs = [

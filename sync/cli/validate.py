@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _text(args: argparse.Namespace) -> int:
     try:
-        defs = load(args.definitions)
+        defs = load(args.definitions, scenarios=True)
         rendered = expanding.checked(defs)
     except ObsError as exc:  # every problem, then how many: the size of the work ahead at a glance
         print(f"error: {exc}\n{exc.summary()}", file=sys.stderr)
@@ -66,7 +66,7 @@ def _text(args: argparse.Namespace) -> int:
 
 
 def _checked(args: argparse.Namespace) -> dict[str, Any]:
-    defs = load(args.definitions)
+    defs = load(args.definitions, scenarios=True)
     rendered = expanding.checked(defs)
     return _document(
         ok=True,

@@ -18,11 +18,11 @@ INVENTORY = "queues.yaml"
 SCENARIOS = "scenarios"
 
 
-def load(root: Path, now: datetime | None = None, *, scenarios: bool = True) -> Definitions:
+def load(root: Path, now: datetime | None = None, *, scenarios: bool = False) -> Definitions:
     """Load every definition file under `root`, validating each against its schema and its references.
     `now` is the time one-time maintenance windows must start after (the current time unless given).
-    Without `scenarios`, the scenarios folder is not read: they are `obs test`'s and `obs validate`'s, most of
-    a load's time, and a scenario being edited must not stop a sync.
+    The scenarios are read with `scenarios` only: `obs test` and `obs validate` use them, they are most of a
+    load's time, and a scenario being edited must not stop a sync.
 
     Every check that does not depend on another's result runs, so one run reports every problem of every
     file, sorted by file and line. What refers to a file, queue or metric that failed its own checks is not

@@ -14,7 +14,7 @@ from sync.expand import naming
 
 
 def target_from_definitions(root: Path, env: str, topic: str) -> TraceTarget:
-    defs = load.load(root, scenarios=False)
+    defs = load.load(root)
     return target_from_placed(naming.placed_queues(defs, defs.environment(env)), env, topic)
 
 
