@@ -54,6 +54,20 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
     ]
 
 
+def test_a_re_render_rewrites_only_the_files_whose_text_changed(tmp_path: Path, example_copy: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["--definitions", str(example_copy), "render", "--env", "prod", "--out", str(out)]) == 0
+    files = sorted(out.rglob("*.json"))
+    old = 1_000_000_000  # seconds since the epoch: any write after this shows as a newer time
+    for file in files:
+        os.utime(file, ns=(old * 10**9, old * 10**9))
+    age = example_copy / "monitors" / "age.yaml"
+    age.write_text(age.read_text().replace("priority: 1", "priority: 2", 1))
+    assert main(["--definitions", str(example_copy), "render", "--env", "prod", "--out", str(out)]) == 0
+    touched = {f.relative_to(out).as_posix() for f in files if f.stat().st_mtime_ns != old * 10**9}
+    assert touched and all(name.startswith("monitors/prod.") and name.endswith(".age.json") for name in touched)
+
+
 def test_render_without_env_writes_every_environment_or_nothing(
     tmp_path: Path, example_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
