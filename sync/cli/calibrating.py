@@ -28,7 +28,7 @@ def calibrated(found: Backtest, env: Environment) -> Backtest:
     with connected(env, timeout=30.0, verbose=False, without=WITHOUT) as dd:
         keys = events.owned_monitors(dd, env.name)
         raw = events.monitor_events(dd, found.start, found.end)
-    ours = [e for e in raw if (event := monitor_events.read(e)) is not None and event.monitor_id in keys]
+    ours = [event for e in raw if (event := monitor_events.read(e)) is not None and event.monitor_id in keys]
     real = monitor_events.transitions(ours, keys, found.origin)
     live = set(keys.values())
     not_live = [item.key for item in found.replay.monitors if item.key not in live]

@@ -112,7 +112,8 @@ def test_events_are_read_by_transition_then_title_then_status() -> None:
         _event(1, 50, "[No Data] age", "info"),
         _event(2, 10, "[Triggered] theirs", "error"),  # not one of ours
     ]
-    found = monitor_events.transitions(events, {1: "prod/q/age"}, ORIGIN)
+    read = [event for raw in events if (event := monitor_events.read(raw)) is not None]
+    found = monitor_events.transitions(read, {1: "prod/q/age"}, ORIGIN)
     assert found == {
         "prod/q/age": (
             Transition(10, ALERT, None),

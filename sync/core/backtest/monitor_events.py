@@ -59,14 +59,13 @@ def read(event: Mapping[str, Any]) -> Event | None:
 
 
 def transitions(
-    events: Iterable[Mapping[str, Any]], keys: Mapping[int, str], origin: datetime
+    events: Iterable[Event], keys: Mapping[int, str], origin: datetime
 ) -> dict[str, tuple[Transition, ...]]:
     """Each monitor's (by key) real transitions in time order, on minutes from `origin`; events of monitors
-    not in `keys` are left out."""
+    not in `keys`, and events that are no transition, are left out."""
     by_key: dict[str, list[Event]] = {}
-    for raw in events:
-        event = read(raw)
-        if event is not None and event.state is not None and event.monitor_id in keys:
+    for event in events:
+        if event.state is not None and event.monitor_id in keys:
             by_key.setdefault(keys[event.monitor_id], []).append(event)
     out: dict[str, tuple[Transition, ...]] = {}
     for key, found in sorted(by_key.items()):
