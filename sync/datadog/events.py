@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sync.core.keys import env_of
 from sync.core.kinds import COMPOSITE, MONITOR
 from sync.datadog import listing
 from sync.datadog.client import Datadog, RequestFailed
@@ -46,7 +47,7 @@ def owned_monitors(dd: Datadog, env: str) -> dict[int, str]:
             found = [live for kind in (MONITOR, COMPOSITE) for live in listing.listed(dd, kind, env)]
     except RequestFailed as exc:
         raise _failed(dd, exc, "the monitors", "monitors_read") from None
-    return {int(live.id): live.key for live in found if live.key and live.key.split("/", 1)[0] == env}
+    return {int(live.id): live.key for live in found if live.key and env_of(live.key) == env}
 
 
 def _ask(dd: Datadog, body: dict[str, Any]) -> Any:

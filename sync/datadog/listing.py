@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from sync.core.keys import env_of
 from sync.core.kinds import Kind
 from sync.core.namespaces import KEY_TAG_PREFIX, MANAGED_TAG
 from sync.core.plan import Live, claimed
@@ -140,7 +141,7 @@ def last_page(length: int, asked: int, largest: int = 0) -> bool:
 def _worth_reading(dd: Datadog, kind: Kind, summary: Mapping[str, Any], env: str, titles: set[str]) -> bool:
     key = kind.owner(summary, dd.ownership)
     if key is not None:
-        return key.split("/", 1)[0] == env
+        return env_of(key) == env
     return kind.title(summary).strip() in titles
 
 
