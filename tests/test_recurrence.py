@@ -97,3 +97,38 @@ def test_the_live_recurrence_mutes_what_obs_test_models(obs: Obs, dd: FakeDatado
     modelled = [s for s in recurrence.spans(written["schedule"], synced, synced + timedelta(days=2)) if s[0] >= synced]
     current = live["schedule"]["current_downtime"]
     assert (datetime.fromisoformat(current["start"]), datetime.fromisoformat(current["end"])) == modelled[0]
+
+
+@pytest.mark.parametrize(
+    ("rule", "zone", "length", "longer"),
+    [
+        ("FREQ=DAILY;BYHOUR=1;BYMINUTE=0", "Europe/Berlin", 120, True),
+        ("FREQ=DAILY;BYHOUR=23;BYMINUTE=30", "America/New_York", 2880, True),
+        ("FREQ=WEEKLY;BYDAY=SA;BYHOUR=20;BYMINUTE=0", "Australia/Lord_Howe", 720, True),  # a 30-minute change
+        ("FREQ=WEEKLY;BYDAY=SA;BYHOUR=22;BYMINUTE=0", "America/Santiago", 180, True),  # changes at midnight
+        ("FREQ=MONTHLY;BYDAY=-1SU;BYHOUR=2;BYMINUTE=15", "America/Santiago", 60, False),
+        ("FREQ=HOURLY;BYHOUR=1;BYMINUTE=0", "Asia/Tehran", 120, False),  # no change after 2022
+        ("FREQ=DAILY;BYHOUR=0;BYMINUTE=0", "UTC", 1380, False),
+    ],
+)
+def test_the_longer_nights_are_those_every_occurrence_of_the_reference_years_shows(
+    rule: str, zone: str, length: int, longer: bool
+) -> None:
+    """Only the days around a change of offset are expanded; every occurrence of the 28 years says the same."""
+    every: dict[int, list[datetime]] = {}
+    for begins, ends in recurrence.occurrences(rule, zone, length, *recurrence._REFERENCE):
+        real = int((ends - begins).total_seconds() // 60)
+        if real > length:
+            every.setdefault(real, []).append(begins)
+    assert recurrence._longer_nights(rule, zone, length) == {real: tuple(nights) for real, nights in every.items()}
+    assert bool(every) == longer
+
+
+def test_a_collision_is_checked_from_the_start_of_the_day() -> None:
+    """A load at any minute of a day asks the same question, so it is worked out once a day."""
+    morning, evening = datetime(2027, 1, 1, 0, 5, tzinfo=UTC), datetime(2027, 1, 1, 23, 55, tzinfo=UTC)
+    rule = "FREQ=DAILY;BYHOUR=23;BYMINUTE=0"
+    assert recurrence.collision(rule, "Europe/Berlin", 1380, 30, morning) == recurrence.collision(
+        rule, "Europe/Berlin", 1380, 30, evening
+    )
+    assert recurrence.today(evening) == datetime(2027, 1, 1, tzinfo=UTC)

@@ -14,7 +14,7 @@ MAX_OCCURRENCES.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from itertools import pairwise
@@ -35,6 +35,7 @@ _DAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 _REFERENCE = (datetime(2026, 1, 1, tzinfo=UTC), datetime(2054, 1, 1, tzinfo=UTC))
 
 Span = tuple[datetime, datetime]
+_Expand = Callable[[str, str, datetime, datetime, datetime | None], tuple[datetime, ...]]
 
 
 def parts(rrule: str) -> dict[str, str]:
@@ -99,8 +100,7 @@ def starts(rrule: str, zone: str, since: datetime, until: datetime, anchor: date
     return list(_starts(rrule, zone, since, until, anchor))
 
 
-@lru_cache(maxsize=256)
-def _starts(rrule: str, zone: str, since: datetime, until: datetime, anchor: datetime | None) -> tuple[datetime, ...]:
+def _expanded(rrule: str, zone: str, since: datetime, until: datetime, anchor: datetime | None) -> tuple[datetime, ...]:
     tz = ZoneInfo(zone)
     low = since.astimezone(tz).replace(tzinfo=None, second=0, microsecond=0) - timedelta(days=1)
     high = until.astimezone(tz).replace(tzinfo=None) + timedelta(days=1)
@@ -118,6 +118,9 @@ def _starts(rrule: str, zone: str, since: datetime, until: datetime, anchor: dat
         if since <= moment < until:
             out.append(moment)
     return tuple(out)
+
+
+_starts = lru_cache(maxsize=256)(_expanded)
 
 
 def _shifted(moment: datetime, years: int) -> datetime:
@@ -152,15 +155,29 @@ def wall_end(start: datetime, length: int, zone: str) -> datetime:
 
 def occurrences(rrule: str, zone: str, length: int, since: datetime, until: datetime) -> list[Span]:
     """The window's own stretches (start, wall-clock end) that overlap [since, until), in UTC."""
+    return _occurrences(rrule, zone, length, since, until, _starts)
+
+
+def _occurrences(rrule: str, zone: str, length: int, since: datetime, until: datetime, expand: _Expand) -> list[Span]:
     early = since - timedelta(minutes=length + 120)  # an occurrence that began earlier and still lasts
-    found = [(s, wall_end(s, length, zone)) for s in starts(rrule, zone, early, until)]
+    found = [(s, wall_end(s, length, zone)) for s in expand(rrule, zone, early, until, None)]
     return [(s, e) for s, e in found if e > since]
 
 
-@lru_cache(maxsize=256)
+def today(moment: datetime) -> datetime:
+    """The start of the moment's UTC day: checks made from it are worked out once a day, not at every load."""
+    return moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 def collision(rrule: str, zone: str, length: int, grace: int, since: datetime) -> Span | None:
-    """An occurrence within two years of `since` whose downtime (the real-time durations `recurrences` renders,
-    grace included) reaches the next start: a downtime that would never end. None when they stay apart."""
+    """An occurrence within two years of the day of `since` whose downtime (the real-time durations
+    `recurrences` renders, grace included) reaches the next start: a downtime that would never end. None when
+    they stay apart."""
+    return _collision(rrule, zone, length, grace, today(since))
+
+
+@lru_cache(maxsize=256)
+def _collision(rrule: str, zone: str, length: int, grace: int, since: datetime) -> Span | None:
     until = since + timedelta(days=731)
     ends: dict[datetime, datetime] = {}
     for rule, real in recurrences(rrule, zone, length, grace):
@@ -188,13 +205,35 @@ def recurrences(rrule: str, zone: str, length: int, grace: int) -> tuple[tuple[s
 
 @lru_cache(maxsize=64)
 def _longer_nights(rrule: str, zone: str, length: int) -> dict[int, tuple[datetime, ...]]:
-    """The reference years' occurrences that last longer in real time than `length`, by their real minutes."""
-    found: dict[int, list[datetime]] = {}
-    for begins, ends in occurrences(rrule, zone, length, *_REFERENCE):
-        real = int((ends - begins).total_seconds() // 60)
-        if real > length:
-            found.setdefault(real, []).append(begins)
-    return {real: tuple(nights) for real, nights in sorted(found.items())}
+    """The reference years' occurrences that last longer in real time than `length`, by their real minutes.
+    Only one that spans a change of the zone's UTC offset can, so only the days around each change are expanded:
+    28 years of a daily rule are 10,000 occurrences, and some 60 changes."""
+    found: dict[int, set[datetime]] = {}
+    for since, until in _around_changes(zone, length):
+        for begins, ends in _occurrences(rrule, zone, length, since, until, _expanded):
+            real = int((ends - begins).total_seconds() // 60)
+            if real > length:
+                found.setdefault(real, set()).add(begins)
+    return {real: tuple(sorted(nights)) for real, nights in sorted(found.items())}
+
+
+def _around_changes(zone: str, length: int) -> list[Span]:
+    """Stretches of the reference years that hold every start of an occurrence `length` wall-clock minutes long
+    that a change of the zone's UTC offset falls in (or within the two hours a change can add to its end)."""
+    first, last = _REFERENCE
+    reach = timedelta(minutes=length, days=1)
+    return [(max(first, day - reach), min(last, day + timedelta(days=2))) for day in _changes(zone)]
+
+
+@lru_cache(maxsize=16)
+def _changes(zone: str) -> tuple[datetime, ...]:
+    """The days of the reference years (and the two before) after which the zone's UTC offset changes within a
+    day. The offset is read once a day: no zone changes it twice in a day."""
+    tz = ZoneInfo(zone)
+    first, last = _REFERENCE
+    days = [first + timedelta(days=n) for n in range(-2, (last - first).days + 1)]
+    offsets = [tz.utcoffset(day.replace(tzinfo=None)) for day in days]
+    return tuple(day for day, before, after in zip(days, offsets, offsets[1:], strict=False) if before != after)
 
 
 def _yearly(rrule: str, zone: str, nights: Sequence[datetime]) -> str | None:

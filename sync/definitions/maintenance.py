@@ -120,7 +120,8 @@ def _rrule(source: Source, at: KeyPath, text: str, timezone: str, now: datetime)
         raise source.error(at, *wrong)
     # Without UNTIL: a rule that has run its course stays valid data, as an ended one-time window does.
     unbounded = ";".join(p for p in rule.split(";") if not p.startswith("UNTIL="))
-    if not recurrence.starts(unbounded, timezone, now, now + timedelta(days=366)):
+    day = recurrence.today(now)
+    if not recurrence.starts(unbounded, timezone, day, day + timedelta(days=367)):
         raise source.error(at, "the RRULE has no occurrence in the next year", "check its BYMONTH and BYMONTHDAY")
     return rule
 
