@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,17 +92,18 @@ def _number(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+_Compare = Callable[[float, float], bool]
+_COMPARED: dict[str, _Compare] = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+# `>` recovers at <=, `>=` below, `<` at >=, `<=` above: https://docs.datadoghq.com/monitors/guide/recovery-thresholds/
+_RECOVERED: dict[str, _Compare] = {">": operator.le, ">=": operator.lt, "<": operator.ge, "<=": operator.gt}
+
+
 def breaches(value: float, threshold: float, comparator: str) -> bool:
-    return {">": value > threshold, ">=": value >= threshold, "<": value < threshold, "<=": value <= threshold}[
-        comparator
-    ]
+    return _COMPARED[comparator](value, threshold)
 
 
 def recovered(value: float, threshold: float, comparator: str) -> bool:
-    """`>` recovers at <=, `>=` below, `<` at >=, `<=` above: https://docs.datadoghq.com/monitors/guide/recovery-thresholds/"""
-    return {">": value <= threshold, ">=": value < threshold, "<": value >= threshold, "<=": value > threshold}[
-        comparator
-    ]
+    return _RECOVERED[comparator](value, threshold)
 
 
 def classify(s: Settings, value: float, before: str, used: set[notes.Assumption]) -> str:

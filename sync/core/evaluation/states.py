@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from sync.core.evaluation.window import Outcome
 
@@ -14,9 +15,8 @@ ALERT_WORTHY = frozenset({ALERT, WARN, NO_DATA})
 SEVERITY = {OK: 1, NO_DATA: 2, WARN: 3, ALERT: 4}
 
 
-@dataclass(frozen=True)
-class Step:
-    """One evaluation: what it saw and the state it left the monitor in."""
+class Step(NamedTuple):
+    """One evaluation: what it saw and the state it left the monitor in (a tuple, as Outcome is)."""
 
     t: int
     state: str
