@@ -77,6 +77,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[DESELECTED] = False
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `heavy` first, longest first, the rest in their order: the workers take the first tests
+    in turn, so the longest ones start at once on different workers instead of one of them ending the run alone."""
+
+    def seconds(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("heavy")
+        return -float(marker.args[0]) if marker else 0.0
+
+    items.sort(key=seconds)
+
+
 def pytest_deselected(items: list[pytest.Item]) -> None:
     if items:
         items[0].config.stash[DESELECTED] = True

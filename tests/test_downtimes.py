@@ -490,6 +490,7 @@ def test_a_thousand_queues_expand_fast(tmp_path: Path, example_copy: Path) -> No
     assert time.perf_counter() - began < 30
 
 
+@pytest.mark.heavy(10)
 def test_lost_answers_to_downtime_writes_converge_in_one_run(obs: Obs, dd: FakeDatadog) -> None:
     """Creates whose answers were lost are looked up by key, and duplicates removed, one key at a time."""
     # The monitors first, without faults: the faults then fall on the window's writes (its 20 downtimes and

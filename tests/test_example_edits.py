@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sync.definitions.load import load
 
 from .conftest import EXAMPLE, ROOT
@@ -109,6 +111,7 @@ def _passed(done: subprocess.CompletedProcess[str]) -> None:
     assert ran and int(ran[1]) >= 10, done.stdout  # the example tests ran, not none of them
 
 
+@pytest.mark.heavy(45)
 def test_a_queue_and_a_metric_added_a_threshold_raised_and_a_metric_renamed_break_no_test(tmp_path: Path) -> None:
     # Four legitimate edits of the example at once, so that the example's tests run once on them (a run of
     # obs test over the whole example is the suite's longest test): each edit alone breaks nothing either.

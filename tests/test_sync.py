@@ -378,6 +378,7 @@ def live_keys(env: str, desired: Sequence[Resource]) -> Counter[tuple[str, str]]
     return found
 
 
+@pytest.mark.heavy(13)
 def test_a_fault_storm_converges_in_one_run_without_duplicates(obs: Obs, dd: FakeDatadog) -> None:
     """About 1,000 objects of every kind (monitors, composites, SLOs, the dashboard, downtimes) under about 10%
     faults: 5xx (some as a proxy's HTML page), answers lost after the write committed, answers slower than the

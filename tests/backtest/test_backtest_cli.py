@@ -173,6 +173,7 @@ def _raised_in_working_tree(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.heavy(15)
 def test_diff_backtest_says_which_incidents_the_change_would_no_longer_page(
     history: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, plain_git: None
 ) -> None:

@@ -206,6 +206,7 @@ def test_shapes_and_aggregators_hold_their_invariants(cuts: list[int], values: l
         assert seen["min"] - 1e-6 <= seen["avg"] <= seen["max"] + 1e-6
 
 
+@pytest.mark.heavy(35)
 @pytest.mark.example
 def test_the_shipped_example_meets_its_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
     """The scenarios say what the person on call needs; a failure here is a monitor to fix, with the reason."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +51,7 @@ def _history(draw: Any, late: int = 6) -> list[Series]:
     return out
 
 
+@pytest.mark.heavy(10)
 @settings(max_examples=150, deadline=None)
 @given(
     template=st.sampled_from(QUERIES),
