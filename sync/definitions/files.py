@@ -3,21 +3,31 @@ the problems of many files collected, so one run reports them all."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from sync.definitions import schema
-from sync.definitions.source import Source, read
+from sync.definitions.source import Source, parse, text_of
 from sync.errors import ObsError, Problem, Problems
 
 
 def read_checked(root: Path, relative: str, kind: str) -> Source:
-    source = read(root / relative, relative)
+    data, lines = pickle.loads(_checked(text_of(root / relative, relative), relative, kind))  # noqa: S301 (ours)
+    return Source(relative, data, lines)
+
+
+@lru_cache(maxsize=1024)
+def _checked(text: str, relative: str, kind: str) -> bytes:
+    """A file's data and lines, parsed and checked against its schema once per text: a process that reads the
+    same file again (`obs diff` reads most files twice, base and head; a test suite reads its fixtures
+    hundreds of times) skips both. Pickled, so that every reader gets data of its own to keep or change."""
+    source = parse(text, relative)
     if not isinstance(source.data, dict):
         raise ObsError.of("expected a mapping of keys at the top", "see the example definitions", file=relative, line=1)
     schema.check(source, kind)
-    return source
+    return pickle.dumps((source.data, source.lines))
 
 
 def in_folder(root: Path, folder: str, kind: str, problems: Problems, optional: bool = False) -> list[Source]:

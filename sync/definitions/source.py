@@ -182,6 +182,11 @@ def parse(text: str, file: str) -> Source:
 
 def read(path: Path, shown_as: str) -> Source:
     """Read and parse a file; `shown_as` is the name used in messages (relative to the definitions)."""
+    return parse(text_of(path, shown_as), shown_as)
+
+
+def text_of(path: Path, shown_as: str) -> str:
+    """A definition file's text: a regular file, UTF-8, not empty."""
     try:
         raw = _regular_file_bytes(path, shown_as)
     except OSError as exc:
@@ -194,7 +199,7 @@ def read(path: Path, shown_as: str) -> Source:
         raise ObsError.of(f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8", file=shown_as) from None
     if not text.strip() or all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
         raise ObsError.of("the file is empty", "add its definitions or delete the file", file=shown_as)
-    return parse(text, shown_as)
+    return text
 
 
 def _regular_file_bytes(path: Path, shown_as: str) -> bytes:
