@@ -15,8 +15,8 @@ from tests import moto
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
 START = (NOW - timedelta(days=2)).replace(hour=0, minute=0)
-HOURS = 10
-INCIDENTS = (START + timedelta(hours=3), START + timedelta(hours=7))  # 40 minutes each
+HOURS = 7
+INCIDENTS = (START + timedelta(hours=1), START + timedelta(hours=4))  # 40 minutes each
 QUEUE = "prod-introduction"
 SERVICE = [{"Name": "ClusterName", "Value": "prod-jobs"}, {"Name": "ServiceName", "Value": "prod-introduction-worker"}]
 

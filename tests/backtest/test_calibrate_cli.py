@@ -15,7 +15,7 @@ from sync.cli.app import main
 from sync.core.namespaces import KEY_TAG_PREFIX
 
 from ..fakedd import FakeDatadog, Targeted
-from .conftest import START
+from .conftest import HOURS, START
 from .test_backtest_cli import DEFS, _backtest
 
 LAG = 15  # minutes the real transitions come after the model's
@@ -61,7 +61,7 @@ def planted(history: None, dd: FakeDatadog, capsys: pytest.CaptureFixture[str]) 
         state = entered
     dd.put_event(ids["prod/introduction/dlq"], DLQ_ALERT, "[Triggered] introduction DLQ", "error")
     for n in range(1000):  # another team's flapping monitor: not ours, and a second page
-        dd.put_event(7_000_001, START + timedelta(minutes=n % 600), "[Triggered] theirs", "error")
+        dd.put_event(7_000_001, START + timedelta(minutes=n % (HOURS * 60)), "[Triggered] theirs", "error")
     dd.reset_log()
     return list(age["notifications"])
 
