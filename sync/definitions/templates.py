@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sync.definitions import query, tokens
@@ -53,10 +53,14 @@ def facts_needed(metric: Metric, metrics: Mapping[str, Metric]) -> frozenset[str
     """The environment facts a metric's monitors rest on (tokens.FACTS): its own templates', and for a composite
     those of every monitor it combines, since it cannot exist without them."""
     layers = [metric.settings, {"title": metric.title}, *metric.by_class.values()]
-    texts = [str(layer.get(key, "")) for layer in layers for key in ("query", "message", "title")]
-    own = {f for text in texts for t in tokens.tokens_in(text) if (f := tokens.FACTS.get(t))}
+    texts = tuple(str(layer.get(key, "")) for layer in layers for key in ("query", "message", "title"))
     combined = (facts_needed(metrics[name], metrics) for name in composite_refs(metric.composite or ""))
-    return frozenset(own).union(*combined)
+    return _facts_of(texts).union(*combined)
+
+
+@lru_cache(maxsize=4096)  # asked for every metric in every environment; the answer depends on its texts only
+def _facts_of(texts: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(f for text in texts for t in tokens.tokens_in(text) if (f := tokens.FACTS.get(t)))
 
 
 def check_required(source: Source, at: KeyPath, text: str, metric: Metric) -> None:

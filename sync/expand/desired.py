@@ -43,7 +43,8 @@ def expand_env(defs: Definitions, env: Environment) -> tuple[Resource, ...]:
     slos = slo_settings_of(defs, env, placed)
     expansion = _Expansion(defs, env, feeds, oncall.boards(defs, env), slos)
     expansion.held = maintenance.mutings(defs, env, [p.queue for p in placed], expansion.shared)
-    made = [m for m in defs.metrics if m.name not in left_out(defs, env)]
+    missing = left_out(defs, env)
+    made = [m for m in defs.metrics if m.name not in missing]
     monitors = [m for q in placed for metric in made for m in expansion.monitors(q, metric)]
     objectives = [
         r for q in placed if q.name in slos for r in slo.resources(env, q, slos[q.name], expansion.links(q, None))
