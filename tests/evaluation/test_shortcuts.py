@@ -1,5 +1,6 @@
 """The evaluation's shortcuts give what the general path gives, on random series and queries: aligned columns in
-arithmetic, feeds shared through a cache, and one run for every arrival when the run sees every point."""
+arithmetic, feeds shared through a cache, one run for every arrival when the run sees every point, and
+notifications read at the state changes alone."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sync.core.evaluation import monitor
+from sync.core.evaluation.notify import notifications
 from sync.core.evaluation.query import parse
 from sync.core.evaluation.series import Series
+from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Start, Step
 from sync.core.evaluation.window import FeedCache, evaluate_fed, feeds
 
 FAILED = "aws.sns.number_of_notifications_failed"  # a count metric: missing values are 0 under .as_count()
@@ -115,3 +118,37 @@ def test_a_point_later_than_the_evaluation_delay_makes_the_run_depend_on_arrival
     assert monitor.arrival_blind(s, on_time, True)
     assert not monitor.arrival_blind(s, late, True)
     assert not monitor.arrival_blind(s, on_time, False)  # a closed end reads the last minute one minute sooner
+
+
+_STATES = st.sampled_from([OK, WARN, ALERT, NO_DATA])
+_MESSAGES = st.sampled_from(
+    [
+        "@pd",
+        "{{#is_alert}}@pd{{/is_alert}}{{#is_warning}}@chat{{/is_warning}}{{#is_recovery}}@pd{{/is_recovery}}",
+        "{{#is_no_data}}@ops{{/is_no_data}}{{#is_alert_recovery}}@pd{{/is_alert_recovery}}",
+        "{{^is_warning}}@pd{{/is_warning}}",
+        "",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    states=st.lists(_STATES, min_size=1, max_size=60),
+    cadence=st.integers(1, 5),
+    start=_STATES,
+    notify_no_data=st.booleans(),
+    message=_MESSAGES,
+)
+def test_notifications_read_at_the_state_changes_alone_are_those_of_every_minute(
+    states: list[str], cadence: int, start: str, notify_no_data: bool, message: str
+) -> None:
+    """Without a downtime or a renotification a monitor notifies at its state changes only: reading just those
+    gives what walking every minute gives."""
+    steps = tuple(Step(i * cadence, state) for i, state in enumerate(states))
+    run = Run("k", steps, notify_no_data, Start(start, 3))
+    duration = len(states) * cadence
+    body = {"message": message, "options": {}}
+    assert notifications(run, body, [], duration, set()) == notifications(
+        run, body, [], duration, set(), shortcuts=False
+    )

@@ -55,7 +55,9 @@ def notifications(
     mutes: Sequence[MuteWindow],
     duration: int,
     used: set[notes.Assumption],
+    shortcuts: bool = True,
 ) -> tuple[Notification, ...]:
+    """`shortcuts=False` walks every minute, as the shortcut is tested equal to."""
     routes = paging.sections(str(body.get("message", "")))
     options: Mapping[str, Any] = body.get("options") or {}
     tags = tuple(body.get("tags") or ())
@@ -65,6 +67,11 @@ def notifications(
     occurrences = options.get("renotify_occurrences")
     if interval:
         used.add(notes.RENOTIFY)
+    if shortcuts and not mine and not interval:
+        # Nothing mutes it and nothing repeats: it notifies at its state changes alone, and only they need reading
+        # (a replay's monitor has tens of thousands of minutes and a few changes).
+        said = [(t, new, _change(routes, old, new, run.notify_no_data)) for t, old, new in run.transitions()]
+        return tuple(Notification(t, kind, new, targets) for t, new, (kind, targets) in said if kind)
     out: list[Notification] = []
     state, clock, repeats, began = _started(run, interval, occurrences)
     for t in range(duration + 1):
