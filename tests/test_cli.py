@@ -300,3 +300,15 @@ def test_a_command_loads_only_its_own_module() -> None:
         modules = set(done.stdout.splitlines()[-1].split())
         assert "sync.cli.validate" in modules, argv
         assert not modules & {"boto3", "sync.cli.replaying", "sync.cli.backtest", "sync.cli.audit"}, argv
+    # `obs test` runs the scenarios without them too: only --record reads real history.
+    scenarios = ROOT / "tests" / "fixtures" / "evaluation"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "--definitions", str(scenarios), "test", "--scenario", "stall"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    modules = set(done.stdout.splitlines()[-1].split())
+    assert "sync.core.evaluation.simulate" in modules
+    assert not modules & {"boto3", "datadog_api_client", "sync.cli.record", "sync.cli.backtest"}

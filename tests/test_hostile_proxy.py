@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sync.cli.app import main
-from sync.datadog.answers import Redactor, cut
+from sync.core.redaction import Redactor
+from sync.datadog.answers import cut
 
 from .conftest import Obs
 from .fakedd import PROXY_PAGE, FakeDatadog

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from sync.cli.colour import CHOICES as COLOR_CHOICES
 from sync.cli.conventions import Exit
-from sync.datadog.answers import Redactor
+from sync.core.redaction import Redactor
 from sync.datadog.credentials import API_KEY, APP_KEY
 from sync.errors import ObsError
 

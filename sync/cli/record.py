@@ -30,28 +30,6 @@ from sync.report.backtest import iso
 MAX_MINUTES = 20160  # a scenario's longest duration, and the earliest `from` (14 days)
 
 
-def add_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "recording a scenario (--record)",
-        "Reads the real series of one queue's monitors over a window, as `obs backtest` does, and writes them as a "
-        "scenario (minute 0: --from; the 6 hours before it as the series' history), with expectations taken from "
-        "what the monitors did in the replay. Edit the expectations to what on call needs before committing it.",
-    )
-    group.add_argument("--record", action="store_true", help="write a scenario from real history (needs --out)")
-    group.add_argument("--queue", metavar="Q", help="with --record: the queue whose series are recorded")
-    group.add_argument("--from", dest="start", metavar="T", help="with --record: the window's start, ISO 8601 UTC")
-    group.add_argument("--to", dest="end", metavar="T", help="with --record: the window's end, ISO 8601 UTC")
-    group.add_argument("--out", type=Path, metavar="FILE", help="with --record: the scenario file to write")
-    group.add_argument("--force", action="store_true", help="with --record: write over an existing --out file")
-    group.add_argument(
-        "--source",
-        choices=sorted(SOURCES),
-        default="cloudwatch",
-        help="with --record: where the history is read, as for `obs backtest` (default: cloudwatch)",
-    )
-    group.add_argument("--no-cache", action="store_true", help="with --record: read everything from the source")
-
-
 def run(args: argparse.Namespace) -> int:
     out = _out(args)
     if not args.env or not args.queue or not args.start or not args.end:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from sync.cli import colour, record
+from sync.cli import colour
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.progress import Progress
+from sync.core.backtest.fetched import SOURCES
 from sync.core.evaluation.simulate import Result, simulate
 from sync.core.resources import Resource
 from sync.definitions.load import SCENARIOS, load
@@ -42,7 +44,7 @@ def register(commands: Commands) -> None:
         help="stop at the first scenario run that fails, and report the runs so far",
     )
     format_option(parser, ("text", "json"))
-    record.add_options(parser)
+    _record_options(parser)
     parser.add_argument(
         "--verbose",
         action="store_true",
@@ -51,8 +53,34 @@ def register(commands: Commands) -> None:
     parser.set_defaults(handler=run)
 
 
+def _record_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "recording a scenario (--record)",
+        "Reads the real series of one queue's monitors over a window, as `obs backtest` does, and writes them as a "
+        "scenario (minute 0: --from; the 6 hours before it as the series' history), with expectations taken from "
+        "what the monitors did in the replay. Edit the expectations to what on call needs before committing it.",
+    )
+    group.add_argument("--record", action="store_true", help="write a scenario from real history (needs --out)")
+    group.add_argument("--queue", metavar="Q", help="with --record: the queue whose series are recorded")
+    group.add_argument("--from", dest="start", metavar="T", help="with --record: the window's start, ISO 8601 UTC")
+    group.add_argument("--to", dest="end", metavar="T", help="with --record: the window's end, ISO 8601 UTC")
+    group.add_argument("--out", type=Path, metavar="FILE", help="with --record: the scenario file to write")
+    group.add_argument("--force", action="store_true", help="with --record: write over an existing --out file")
+    group.add_argument(
+        "--source",
+        choices=sorted(SOURCES),
+        default="cloudwatch",
+        help="with --record: where the history is read, as for `obs backtest` (default: cloudwatch)",
+    )
+    group.add_argument("--no-cache", action="store_true", help="with --record: read everything from the source")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.record:
+        # The backtest's engine and the AWS and Datadog clients: loaded for --record alone, so that a run of the
+        # scenarios starts without them.
+        from sync.cli import record  # noqa: PLC0415
+
         return record.run(args)
     given = [
         o for o, v in (("--queue", args.queue), ("--from", args.start), ("--to", args.end), ("--out", args.out)) if v

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import urllib3
@@ -13,32 +13,6 @@ from datadog_api_client.exceptions import ApiException
 from datadog_api_client.rest import RESTClientObject
 
 SHOWN = 300  # characters of an answer shown in an error
-FRAGMENT = 8  # any run of this many characters of a key counts as the key
-
-
-class Redactor:
-    """Hides every fragment of FRAGMENT or more characters of each secret, wherever it starts."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self._windows = {s[i : i + FRAGMENT] for s in secrets if len(s) >= FRAGMENT for i in range(len(s) - 7)}
-
-    def __call__(self, text: str) -> str:
-        if not self._windows:
-            return text
-        hidden = [False] * len(text)
-        for start in range(len(text) - FRAGMENT + 1):
-            if text[start : start + FRAGMENT] in self._windows:
-                hidden[start : start + FRAGMENT] = [True] * FRAGMENT
-        if not any(hidden):
-            return text
-        out, previous = [], False
-        for char, secret in zip(text, hidden, strict=True):
-            if not secret:
-                out.append(char)
-            elif not previous:
-                out.append("***")
-            previous = secret
-        return "".join(out)
 
 
 def described(status: int | None, body: Any, headers: Mapping[str, str] | None, host: str) -> str:

@@ -31,8 +31,9 @@ from datadog_api_client.v2.api.metrics_api import MetricsApi
 
 from sync.core.kinds import KINDS, Kind
 from sync.core.namespaces import NO_NAMESPACE, Ownership
+from sync.core.redaction import Redactor
 from sync.datadog import bodies
-from sync.datadog.answers import Redactor, RestClient, cut, described
+from sync.datadog.answers import RestClient, cut, described
 from sync.datadog.credentials import Endpoint
 from sync.datadog.pacing import Pacer
 
