@@ -16,7 +16,9 @@ from sync.aws.core.datadog_names import Read, read_for
 from sync.errors import ObsError
 
 MOTO_ACCOUNT = "123456789012"
-NOW = datetime.now(UTC).replace(second=0, microsecond=0)
+# Yesterday at noon, whatever the time of day the tests run: a fetch up to it ends a day, and one of three hours
+# before it, within one day (a fetch is split per UTC day, and a day finished just now is not settled yet).
+NOW = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0) - timedelta(days=1)
 START = (NOW - timedelta(days=2)).replace(hour=0, minute=0)
 
 
