@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sync.definitions import query, tokens
@@ -39,28 +39,26 @@ def all_features(metric: Metric) -> frozenset[str]:
 
 
 def _features(layer: Mapping[str, Any]) -> frozenset[str]:
-    texts = tuple(str(layer.get(key, "")) for key in ("query", "message", "title"))
-    return _features_of(texts, layer.get("threshold_basis") == "slo_seconds")
-
-
-@cache  # asked for every queue and metric; the answer depends on a few templates only
-def _features_of(texts: tuple[str, ...], slo: bool) -> frozenset[str]:
-    needed = {f for text in texts for t in tokens.tokens_in(text) if (f := tokens.MONITOR.get(t))}
-    return frozenset(needed | ({"slo"} if slo else set()))
+    found = {f for t in _tokens(_texts(layer)) if (f := tokens.MONITOR.get(t))}
+    return frozenset(found | ({"slo"} if layer.get("threshold_basis") == "slo_seconds" else set()))
 
 
 def facts_needed(metric: Metric, metrics: Mapping[str, Metric]) -> frozenset[str]:
     """The environment facts a metric's monitors rest on (tokens.FACTS): its own templates', and for a composite
     those of every monitor it combines, since it cannot exist without them."""
     layers = [metric.settings, {"title": metric.title}, *metric.by_class.values()]
-    texts = tuple(str(layer.get(key, "")) for layer in layers for key in ("query", "message", "title"))
+    own = {f for layer in layers for t in _tokens(_texts(layer)) if (f := tokens.FACTS.get(t))}
     combined = (facts_needed(metrics[name], metrics) for name in composite_refs(metric.composite or ""))
-    return _facts_of(texts).union(*combined)
+    return frozenset(own).union(*combined)
 
 
-@lru_cache(maxsize=4096)  # asked for every metric in every environment; the answer depends on its texts only
-def _facts_of(texts: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(f for text in texts for t in tokens.tokens_in(text) if (f := tokens.FACTS.get(t)))
+def _texts(layer: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(layer.get(key, "")) for key in ("query", "message", "title"))
+
+
+@lru_cache(maxsize=4096)  # asked for every queue, metric and environment; the answer depends on a few templates
+def _tokens(texts: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(t for text in texts for t in tokens.tokens_in(text))
 
 
 def check_required(source: Source, at: KeyPath, text: str, metric: Metric) -> None:
