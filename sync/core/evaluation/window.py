@@ -74,10 +74,11 @@ def evaluate_fed(
         minutes, values = fed[query.expression].arrived(start, end, seen)  # what _at gives at each minute
     else:
         read = {leaf: fed[leaf].arrived(start, end, seen) for leaf in query.leaves}
-        minutes = next(iter(read.values()))[0]
-        if shortcuts and all(m == minutes for m, _ in read.values()):
-            # Every leaf has a point at the same minutes (nearly every window): each column is its values in
-            # order, and the general path below would give exactly these, without a dict or a lookup per minute.
+        minutes = next((ms for ms, _ in read.values() if ms), [])
+        if shortcuts and _aligned(query, read, minutes):
+            # Every leaf has a point at the same minutes, or none in the window (nearly every window): each
+            # column is its values in order, and the general path below would give exactly these, without a
+            # dict or a lookup per minute.
             aligned = {leaf: vs for leaf, (_, vs) in read.items()}
         else:
             columns = {leaf: dict(zip(ms, vs, strict=True)) for leaf, (ms, vs) in read.items()}
@@ -104,6 +105,14 @@ def evaluate_fed(
     single = query.leaves[0] if len(query.leaves) == 1 else None
     aggregator = "sum" if single is not None and is_count(single) else query.aggregator
     return Outcome(start, end, value=_time_aggregate(aggregator, values), points=len(values))
+
+
+def _aligned(query: Query, read: Mapping[Leaf, tuple[list[int], list[float]]], minutes: list[int]) -> bool:
+    """Whether every leaf read points at exactly these minutes or at none, and the minutes are those of a leaf the
+    window's minutes come from (not only a change alert's earlier series)."""
+    return all(ms == minutes or not ms for ms, _ in read.values()) and (
+        not minutes or any(read[leaf][0] for leaf in query.leaves if not (query.change and leaf.shift))
+    )
 
 
 def _full(query: Query, minutes: list[int], start: int, end: int) -> bool:
@@ -205,11 +214,12 @@ def _values(column: Mapping[int, float] | list[float]) -> Iterable[float]:
 
 
 def _over_aligned(node: Node, aligned: dict[Leaf, list[float]], n: int) -> list[float]:
-    """`_over` where every leaf has a point at each of the n minutes: no interpolation, no missing values."""
+    """`_over` where every leaf has a point at each of the n minutes or at none: no interpolation."""
     if isinstance(node, Number):
         return [node.value] * n
     if isinstance(node, Leaf):
-        return aligned[node]
+        # A leaf without a point in the window is missing at every minute: 0 under .as_count(), else NaN.
+        return aligned[node] or [0.0 if is_count(node) else NAN] * n
     if isinstance(node, Call):
         return _functions(node, _over_aligned(node.arg, aligned, n))
     return _binops(node.op, _over_aligned(node.left, aligned, n), _over_aligned(node.right, aligned, n))
