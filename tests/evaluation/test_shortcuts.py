@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sync.core.evaluation import monitor
+from sync.core.evaluation.feed import FeedCache, feeds
 from sync.core.evaluation.notify import notifications
 from sync.core.evaluation.query import parse
 from sync.core.evaluation.series import Series
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Start, Step
-from sync.core.evaluation.window import FeedCache, evaluate_fed, feeds
+from sync.core.evaluation.window import evaluate_fed, timeline
 
 FAILED = "aws.sns.number_of_notifications_failed"  # a count metric: missing values are 0 under .as_count()
 QUERIES = (
@@ -72,8 +73,9 @@ def test_shortcuts_give_what_the_general_path_gives(
     cache: FeedCache = {}
     shared, again, plain = feeds(query, series, cache), feeds(query, series, cache), feeds(query, series)
     assert shared == again  # the cache hands out one feed per leaf and series
+    lined_up = timeline(query, shared)
     for t in range(MINUTES + 8):
-        fast = evaluate_fed(query, shared, t, delay, open_end, full)
+        fast = evaluate_fed(query, shared, t, delay, open_end, full, lined_up=lined_up)
         general = evaluate_fed(query, plain, t, delay, open_end, full, shortcuts=False)
         assert repr(fast) == repr(general)
 

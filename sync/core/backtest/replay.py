@@ -12,11 +12,11 @@ from sync.core.backtest.readings import Reading
 from sync.core.backtest.reads import Reads, reads
 from sync.core.evaluation import composite, monitor, notes, slo
 from sync.core.evaluation.expect import Audience
+from sync.core.evaluation.feed import FeedCache
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications
 from sync.core.evaluation.series import Series, matching
 from sync.core.evaluation.states import Run
-from sync.core.evaluation.window import FeedCache
 from sync.core.metric_query import Leaf
 
 

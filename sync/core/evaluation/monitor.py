@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sync.core.evaluation import notes
+from sync.core.evaluation.feed import FeedCache, feeds
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count, matching
 from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Run, Start, Step
-from sync.core.evaluation.window import FeedCache, Outcome, evaluate_fed, feeds, window_bounds
+from sync.core.evaluation.window import Outcome, evaluate_fed, timeline, window_bounds
 from sync.core.metric_query import Call, Node
 
 _SQS_COUNTERS = "aws.sqs.number_of_messages"
@@ -133,7 +134,7 @@ def run(
     start: Start = FRESH,
     cache: FeedCache | None = None,
 ) -> Run:
-    """`cache`: feeds shared with other runs on the same series (window.feeds)."""
+    """`cache`: feeds shared with other runs on the same series (feed.feeds)."""
     s = settings(body, used)
     steps: list[Step] = []
     state = start.state
@@ -141,11 +142,12 @@ def run(
     empty_since: int | None = None
     fed = feeds(s.query, series, cache)
     silent = not any(fed.values())  # no series feeds the query: every window is empty, without reading one
+    lined_up = None if silent else timeline(s.query, fed)
     for t in range(0, duration + 1, s.cadence):
         if silent:
             outcome = Outcome(*window_bounds(s.query, t, s.delay, open_end), empty=True)
         else:
-            outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window)
+            outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window, lined_up=lined_up)
         note = ""
         if outcome.empty:
             empty_since = t if empty_since is None else empty_since

@@ -10,12 +10,13 @@ from typing import Any
 
 from sync.core import durations
 from sync.core.evaluation import notes
+from sync.core.evaluation.feed import Feed, FeedCache, feeds
 from sync.core.evaluation.monitor import breaches
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, matching
 from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Run, Start, Step
-from sync.core.evaluation.window import Feed, FeedCache, evaluate_fed, feeds
+from sync.core.evaluation.window import evaluate_fed
 from sync.core.metric_query import Leaf
 
 _BURN = re.compile(
@@ -38,7 +39,7 @@ def run(
 ) -> Run:
     """The burn-rate alert's state at each minute. `corrections` holds, per SLO key, the minutes a correction
     covers: a time-slice SLO counts them as uptime, so they burn no budget. `start`: its state before minute 0.
-    `cache`: feeds shared with other runs on the same series (window.feeds)."""
+    `cache`: feeds shared with other runs on the same series (feed.feeds)."""
     query = str(body.get("query", ""))
     match = _BURN.match(query)
     if not match:

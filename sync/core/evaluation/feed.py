@@ -1,0 +1,154 @@
+"""Pure: what a run of evaluations reads, worked out once for all its minutes: each leaf's series (`Feed`), and
+an arithmetic query's value at every minute (`Timeline`)."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from sync.core.evaluation.arithmetic import NAN, over_aligned
+from sync.core.evaluation.query import Query
+from sync.core.evaluation.series import Series, matching, space_aggregate
+from sync.core.metric_query import Leaf
+
+FeedCache = dict[tuple[object, ...], "Feed"]
+
+
+def feeds(query: Query, series: Sequence[Series], cache: FeedCache | None = None) -> dict[Leaf, Feed]:
+    """What each of the query's leaves reads, worked out once for a run of evaluations. `cache` shares a feed
+    between the runs that read the same series objects the same way; it must not outlive those series (it
+    knows them by identity)."""
+    if cache is None:
+        return {leaf: Feed(leaf, series) for leaf in query.leaves}
+    out = {}
+    for leaf in query.leaves:
+        matched = matching(series, leaf)
+        key = (leaf.space, leaf.shift, *map(id, matched))
+        if key not in cache:
+            cache[key] = Feed(leaf, matched)
+        out[leaf] = cache[key]
+    return out
+
+
+class Feed:
+    """A leaf's series, read once: per minute, when its last point arrives, the space aggregate of all its
+    points, and each point with its arrival (Series.visible for every series at once). Every evaluation of a
+    run reads every minute of its window, and nearly always all of a minute's points have arrived."""
+
+    def __init__(self, leaf: Leaf, series: Sequence[Series]) -> None:
+        self._space, self.shift = leaf.space, leaf.shift
+        stamped: dict[int, list[tuple[int, float]]] = {}
+        for s in matching(series, leaf):  # in series order: space_aggregate sums in that order
+            for m, value in s.points.items():
+                stamped.setdefault(m, []).append((s.arrival.get(m, m), value))
+        self._minutes = {
+            m: (max(a for a, _ in seen), space_aggregate(leaf.space, [v for _, v in seen]), tuple(seen))
+            for m, seen in sorted(stamped.items())
+        }
+        # The same in minute order; `_by` holds, at each index, the latest arrival of any minute up to it.
+        self.stamps = list(self._minutes)
+        self.values = [full for _, full, _ in self._minutes.values()]
+        self._by = list(itertools.accumulate((settled for settled, _, _ in self._minutes.values()), max))
+        # At each index, the earliest arrival of any point of that minute or a later one.
+        earliest = [min(a for a, _ in seen) for _, _, seen in self._minutes.values()]
+        self._first = list(itertools.accumulate(reversed(earliest), min))[::-1]
+
+    def __bool__(self) -> bool:
+        """Whether any series feeds the leaf."""
+        return bool(self.stamps)
+
+    def span(self, start: int, end: int, t: int) -> tuple[int, int, int]:
+        """(i, j, k): the window's minutes are stamps[i:j] (a shifted leaf reads `shift` minutes back), and
+        every minute before k has all its points by `t`."""
+        i = bisect.bisect_left(self.stamps, start - self.shift)
+        j = bisect.bisect_right(self.stamps, end - self.shift)
+        return i, j, bisect.bisect_right(self._by, t, i, j)
+
+    def settled(self, start: int, end: int, t: int) -> tuple[int, int] | None:
+        """(i, k) when what has arrived of the window by `t` is the minutes stamps[i:k], each with all its points,
+        and nothing of a later minute (nearly always: points arrive in the order of their minutes); else None."""
+        i, j, k = self.span(start, end, t)
+        return None if k < j and self._first[k] <= t else (i, k)
+
+    def arrived(self, start: int, end: int, t: int) -> tuple[list[int], list[float]]:
+        """The window's minutes that have a point arrived by `t`, in order, and their space-aggregated points. A
+        shifted leaf (a change alert's earlier series) reads the point `shift` minutes back."""
+        stamps, shift = self.stamps, self.shift
+        i, j, k = self.span(start, end, t)
+        minutes, values = stamps[i:k], self.values[i:k]
+        for m in stamps[k:j]:
+            seen = [value for arrival, value in self._minutes[m][2] if arrival <= t]
+            if seen:
+                minutes.append(m)
+                values.append(space_aggregate(self._space, seen))
+        return [m + shift for m in minutes] if shift else minutes, values
+
+
+class Read(NamedTuple):
+    """What a window has read of a timeline: its minutes are the timeline's [a:b], and each leaf's points are
+    those of its feed's minutes [i:k] (i == k: none)."""
+
+    a: int
+    b: int
+    spans: tuple[tuple[int, int], ...]
+
+
+class Timeline:
+    """A query's leaves lined up on every minute any of them has a point, worked out once for a run, and its
+    formula there (per set of leaves that have points). A window where every leaf has all the points of the same
+    minutes arrived, or none, and nothing more (nearly every window) reads a slice of it: what the aligned path
+    of an evaluation gives, without a column per leaf and the formula at every minute of every window."""
+
+    def __init__(self, query: Query, fed: Mapping[Leaf, Feed]) -> None:
+        self._expression, self._leaves = query.expression, query.leaves
+        self._feeds = [fed[leaf] for leaf in self._leaves]
+        # A change alert's window takes its minutes from the current series, not the earlier one.
+        self._current = [not (query.change and leaf.shift) for leaf in self._leaves]
+        self.minutes = sorted({m + feed.shift for feed in self._feeds for m in feed.stamps})
+        index = {m: i for i, m in enumerate(self.minutes)}
+        # Where each leaf's minutes sit in self.minutes, and its values there (NaN where it has none: no
+        # window this serves reads those).
+        self._positions = [[index[m + feed.shift] for m in feed.stamps] for feed in self._feeds]
+        self._columns = []
+        for feed, positions in zip(self._feeds, self._positions, strict=True):
+            column = [NAN] * len(self.minutes)
+            for position, value in zip(positions, feed.values, strict=True):
+                column[position] = value
+            self._columns.append(column)
+        self._formula: dict[tuple[bool, ...], list[float]] = {}  # which leaves have points -> the formula
+
+    def read(self, start: int, end: int, t: int) -> Read | None:
+        """What the window [start, end] has read by `t`, or None when it is not a slice of the timeline."""
+        spans, span = [], (0, 0)
+        for feed, positions in zip(self._feeds, self._positions, strict=True):
+            read = feed.settled(start, end, t)
+            if read is None:
+                return None
+            i, k = read
+            if k > i:
+                here = positions[i], positions[k - 1] + 1
+                # The leaf has a point at each minute of that slice only if it has as many points as it has minutes.
+                if here[1] - here[0] != k - i or span not in ((0, 0), here):
+                    return None
+                span = here
+            spans.append(read)
+        if span != (0, 0) and not any(k > i for (i, k), current in zip(spans, self._current, strict=True) if current):
+            return None  # only a change alert's earlier series has points: the general path finds no minutes
+        return Read(*span, tuple(spans))
+
+    def formula(self, read: Read) -> list[float]:
+        """The formula at each of the read's minutes."""
+        key = tuple(k > i for i, k in read.spans)
+        if key not in self._formula:
+            columns = zip(self._leaves, self._columns, key, strict=True)
+            aligned = {leaf: column if present else [] for leaf, column, present in columns}
+            self._formula[key] = over_aligned(self._expression, aligned, len(self.minutes))
+        return self._formula[key][read.a : read.b]
+
+    def points(self, read: Read) -> dict[Leaf, list[float]]:
+        """Each leaf's points of the window, in minute order."""
+        return {
+            leaf: feed.values[i:k] for leaf, feed, (i, k) in zip(self._leaves, self._feeds, read.spans, strict=True)
+        }
