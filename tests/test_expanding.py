@@ -14,17 +14,21 @@ from tests.test_diff import generated_queues
 
 # Run in a child process: the suite's workers run threads, and forking a process that runs threads is unsafe.
 _PROBE = """
-import pickle, sys
+import os, pickle, sys
 from pathlib import Path
 from sync.cli import expanding
 from sync.definitions.load import load
 from sync.expand import desired
 defs = load(Path(sys.argv[1]))
 assert expanding._worth_forking(defs, defs.environments), "the fixture is too small to fork"
-at_once = expanding.checked(defs)
+at_once = expanding.checked(defs, None, expanding.resources)
 one_by_one = desired.expand_all(defs)
 assert list(at_once) == list(one_by_one)
 assert at_once == one_by_one
+# What is kept of an environment is worked out in the process that expanded it: only that comes back.
+where = expanding.checked(defs, None, lambda resources: (os.getpid(), len(resources)))
+assert os.getpid() not in {pid for pid, _ in where.values()}
+assert {name: n for name, (_, n) in where.items()} == {name: len(r) for name, r in one_by_one.items()}
 sys.stdout.write(str(sum(len(r) for r in at_once.values())))
 """
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
 
 from sync.check import accepted, models
 from sync.core.resources import Resource
@@ -20,37 +21,51 @@ from sync.expand import desired
 # resources sent back cost about a tenth of a second; the example's 10 queues expand in a twentieth).
 WORTH_FORKING = 10_000
 
-_forked: dict[str, Definitions] = {}  # what a forked process expands: inherited from its parent, never sent
+Kept = TypeVar("Kept")
+Resources = tuple[Resource, ...]
+Rejected = list[tuple[Resource, models.Problem]]
+
+# What a forked process expands, and what it keeps of the result: inherited from its parent, never sent.
+_forked: dict[str, Any] = {}
 
 
-def expand_all(defs: Definitions, envs: Sequence[Environment] | None = None) -> dict[str, tuple[Resource, ...]]:
+def resources(found: Resources) -> Resources:
+    """Keep every resource (a `keep` of `checked`)."""
+    return found
+
+
+def expand_all(defs: Definitions, envs: Sequence[Environment] | None = None) -> dict[str, Resources]:
     """Every environment (or those given) expanded, unchecked."""
-    return {name: resources for name, (resources, _) in _at_once(defs, envs, check=False).items()}
+    return {name: found for name, (found, _) in _at_once(defs, envs, False, resources).items()}
 
 
-def checked(defs: Definitions, envs: Sequence[Environment] | None = None) -> dict[str, tuple[Resource, ...]]:
+def checked(
+    defs: Definitions, envs: Sequence[Environment] | None, keep: Callable[[Resources], Kept]
+) -> dict[str, Kept]:
     """Every environment (or those given) expanded, and every body the API would reject raised as one error:
-    what `obs validate` vouches for."""
-    done = _at_once(defs, envs, check=True)
-    accepted.report(defs, [(resources[i], problem) for resources, found in done.values() for i, problem in found])
-    return {name: resources for name, (resources, _) in done.items()}
+    what `obs validate` vouches for. Of each environment, what `keep` takes of its resources, worked out in the
+    process that expanded it: a forked process sends back that, not ten thousand resources."""
+    done = _at_once(defs, envs, True, keep)
+    accepted.report(defs, [found for _, rejected in done.values() for found in rejected])
+    return {name: kept for name, (kept, _) in done.items()}
 
 
-Checked = tuple[tuple[Resource, ...], list[tuple[int, models.Problem]]]  # resources, (index, problem)
-
-
-def _at_once(defs: Definitions, envs: Sequence[Environment] | None, check: bool) -> dict[str, Checked]:
+def _at_once(
+    defs: Definitions, envs: Sequence[Environment] | None, check: bool, keep: Callable[[Resources], Kept]
+) -> dict[str, tuple[Kept, Rejected]]:
     chosen = tuple(envs or defs.environments)
-    found = _in_processes(defs, chosen, check) if _worth_forking(defs, chosen) else None
+    found = _in_processes(defs, chosen, check, keep) if _worth_forking(defs, chosen) else None
     if found is not None:
         return found
     rendered = desired.expand_all(defs, chosen)
-    return {name: (resources, _rejected(resources) if check else []) for name, resources in rendered.items()}
+    return {name: (keep(made), models.rejected(made) if check else []) for name, made in rendered.items()}
 
 
-def _in_processes(defs: Definitions, chosen: Sequence[Environment], check: bool) -> dict[str, Checked] | None:
+def _in_processes(
+    defs: Definitions, chosen: Sequence[Environment], check: bool, keep: Callable[[Resources], Kept]
+) -> dict[str, tuple[Kept, Rejected]] | None:
     """None when any process fails: one process then reports every environment's problems together."""
-    _forked["defs"] = defs
+    _forked.update(defs=defs, keep=keep)
     try:
         with ProcessPoolExecutor(len(chosen), mp_context=multiprocessing.get_context("fork")) as pool:
             done = list(pool.map(_expand_named, [env.name for env in chosen], [check] * len(chosen)))
@@ -70,12 +85,7 @@ def _worth_forking(defs: Definitions, envs: Sequence[Environment]) -> bool:
     return len(envs) > 1 and cores > 1 and forks and size >= WORTH_FORKING
 
 
-def _expand_named(name: str, check: bool) -> Checked:
-    defs = _forked["defs"]  # set before the processes were forked
-    resources = desired.expand_env(defs, defs.environment(name))
-    return resources, _rejected(resources) if check else []
-
-
-def _rejected(resources: tuple[Resource, ...]) -> list[tuple[int, models.Problem]]:
-    at = {id(r): i for i, r in enumerate(resources)}
-    return [(at[id(resource)], problem) for resource, problem in models.rejected(resources)]
+def _expand_named(name: str, check: bool) -> tuple[Any, Rejected]:
+    defs: Definitions = _forked["defs"]  # set before the processes were forked
+    made = desired.expand_env(defs, defs.environment(name))
+    return _forked["keep"](made), models.rejected(made) if check else []

@@ -6,6 +6,7 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from sync.cli import expanding
 from sync.cli.conventions import Commands, Exit
@@ -27,30 +28,43 @@ def register(commands: Commands) -> None:
     parser.set_defaults(handler=run)
 
 
+class Rendered(NamedTuple):
+    """An environment's bodies as they are written: (file under the output folder, its bytes), in order."""
+
+    files: list[tuple[str, bytes]]
+    said: str  # what was written, per kind
+    awaited: bool  # whether a body holds a placeholder that a sync fills in
+
+
 def run(args: argparse.Namespace) -> int:
     defs = load(args.definitions)
     envs = [defs.environment(args.env)] if args.env else defs.environments
-    rendered = expanding.checked(defs, envs)  # all or nothing is written
-    for env, resources in rendered.items():
+    rendered = expanding.checked(defs, envs, _rendered)  # all or nothing is written
+    for env, done in rendered.items():
         out = args.out if args.env else args.out / env
-        _write_bodies(out, resources)
-        print(f"wrote {counted(resources)} to {out}")
-    if placeholders.awaited(r.body for resources in rendered.values() for r in resources):
+        _write(out, done.files)
+        print(f"wrote {done.said} to {out}")
+    if any(done.awaited for done in rendered.values()):
         print(f"note: {placeholders.PLACEHOLDER_NOTE}")
     return Exit.OK
 
 
-def _write_bodies(out: Path, resources: Sequence[Resource]) -> None:
+def _rendered(resources: Sequence[Resource]) -> Rendered:
+    """Worked out where the environment was expanded: bytes travel back from a process faster than resources."""
+    files = [(f"{r.kind.plural}{os.sep}{Key.of(r.key).file_stem}.json", body_text(r.body).encode()) for r in resources]
+    return Rendered(files, counted(resources), bool(placeholders.awaited(r.body for r in resources)))
+
+
+def _write(out: Path, files: list[tuple[str, bytes]]) -> None:
     # Paths as strings: a fleet writes tens of thousands of files, and a Path costs more than the write.
-    files = {f"{out}{os.sep}{r.kind.plural}{os.sep}{Key.of(r.key).file_stem}.json": r for r in resources}
+    texts = {f"{out}{os.sep}{name}": text for name, text in files}
     for kind in KINDS:
         folder = out / kind.plural
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*.json"):  # a removed resource must not linger in the output
-            if str(stale) not in files:
+            if str(stale) not in texts:
                 stale.unlink()
-    for path, resource in files.items():  # resources come sorted by kind and key
-        text = body_text(resource.body).encode()
+    for path, text in texts.items():  # resources come sorted by kind and key
         if _read(path) != text:  # a file left as it was keeps its time: a re-render touches only what changed
             with open(path, "wb") as file:  # noqa: PTH123 (a string path, as above)
                 file.write(text)

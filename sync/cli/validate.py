@@ -12,6 +12,7 @@ from typing import Any
 from sync.cli import expanding
 from sync.cli.conventions import Commands, Exit, format_option
 from sync.cli.desired import counted
+from sync.core.resources import Resource
 from sync.definitions.load import load
 from sync.definitions.maintenance import stale
 from sync.errors import ObsError, Problem
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 def _text(args: argparse.Namespace) -> int:
     try:
         defs = load(args.definitions, scenarios=True)
-        rendered = expanding.checked(defs)
+        made = expanding.checked(defs, None, _made)
     except ObsError as exc:  # every problem, then how many: the size of the work ahead at a glance
         print(f"error: {exc}\n{exc.summary()}", file=sys.stderr)
         return Exit.ERROR
@@ -56,7 +57,7 @@ def _text(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for note in undeclared(defs):
         print(f"note: {note}", file=sys.stderr)
-    counts = ", ".join(f"{env}: {counted(resources)}" for env, resources in rendered.items())
+    counts = ", ".join(f"{env}: {said}" for env, (said, _) in made.items())
     scenarios = f"{many(len(defs.scenarios), 'scenario')}, " if defs.scenarios else ""
     print(
         f"ok: {many(len(defs.queues), 'queue')}, {many(len(defs.metrics), 'metric')}, {scenarios}"
@@ -65,9 +66,14 @@ def _text(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def _made(resources: Sequence[Resource]) -> tuple[str, dict[str, int]]:
+    """What validate says of an environment: its resources per kind, in words and by the kinds' names."""
+    return counted(resources), dict(sorted(Counter(r.kind.name for r in resources).items()))
+
+
 def _checked(args: argparse.Namespace) -> dict[str, Any]:
     defs = load(args.definitions, scenarios=True)
-    rendered = expanding.checked(defs)
+    made = expanding.checked(defs, None, _made)
     return _document(
         ok=True,
         warnings=[str(w) for w in stale(defs)],
@@ -75,9 +81,7 @@ def _checked(args: argparse.Namespace) -> dict[str, Any]:
         queues=len(defs.queues),
         metrics=len(defs.metrics),
         scenarios=len(defs.scenarios),
-        environments={
-            env: dict(sorted(Counter(r.kind.name for r in resources).items())) for env, resources in rendered.items()
-        },
+        environments={env: kinds for env, (_, kinds) in made.items()},
     )
 
 
