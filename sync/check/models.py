@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from typing import Any, TypeGuard
 
+import orjson
 from datadog_api_client import ApiClient, Configuration
 from datadog_api_client.exceptions import OpenApiException
 from datadog_api_client.model_utils import ModelComposed, ModelNormal, ModelSimple, UnparsedObject
@@ -110,11 +111,12 @@ def rejected(resources: Iterable[Resource]) -> list[tuple[Resource, Problem]]:
     """Problems of every resource. obs itself builds monitor bodies, so monitors that differ only in
     text and numbers share one check (a fleet has few shapes and many monitors)."""
     found: list[tuple[Resource, Problem]] = []
-    checked: dict[str, list[Problem]] = {}
+    checked: dict[tuple[str, bytes], list[Problem]] = {}
     for resource in resources:
         if resource.kind.model.by_shape:
             blanked = resource.kind.model.free_text
-            shape = resource.kind.name + json.dumps(_shape(resource.body, blanked), sort_keys=True)
+            # orjson: a fleet's ten thousand shapes are written in a tenth of the time json takes.
+            shape = resource.kind.name, orjson.dumps(_shape(resource.body, blanked), option=orjson.OPT_SORT_KEYS)
             if shape not in checked:
                 checked[shape] = located(resource.kind, resource.body)
             result = checked[shape]
