@@ -16,7 +16,7 @@ from sync.core.resources import Resource
 from sync.definitions.load import SCENARIOS, load
 from sync.definitions.model import Definitions, Environment
 from sync.definitions.scenario import Scenario
-from sync.errors import ObsError
+from sync.errors import ObsError, Problem
 from sync.expand.desired import expand_env
 from sync.expand.scenarios import case, environments, heard_by
 from sync.report import coverage, evaluation
@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         results, skipped = _run(defs, runs, progress, fail_fast=args.fail_fast)
     finally:
         progress.close()
+    if not results and skipped:  # every run asked for was skipped: why is the answer, where it is
+        fix = "name what the environment has, or list in `environments` where the scenario applies"
+        raise ObsError(*(Problem(f"does not apply in {env}: {why}", fix, file) for file, env, why in skipped))
     if not results:
         raise ObsError.of("no scenario applies to the environments chosen", "check --env and the scenarios' queues")
     # What the scenarios show of each monitor is a property of all of them: not said of a chosen few.

@@ -247,6 +247,18 @@ _FIELDS = st.sampled_from(
 )
 
 
+def test_a_scenario_that_applies_nowhere_says_why_in_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It names no environment, so it is skipped wherever it cannot run: everywhere is a mistake in it. (A key
+    # below the environment, queue/name, is looked up in each environment, not when the file is read.)
+    shutil.copytree(FIXTURE, tmp_path, dirs_exist_ok=True)
+    (tmp_path / "scenarios" / "typo.yaml").write_text(GOOD.replace("monitor: age", "monitor: jobs/agee"))
+    assert main(["--definitions", str(tmp_path), "test", "--scenario", "typo"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: scenarios/typo.yaml: does not apply in prod: prod has no jobs/agee monitor"), err
+
+
 @settings(max_examples=40, deadline=None)
 @given(changes=st.lists(st.tuples(_FIELDS, _VALUES), min_size=1, max_size=3))
 def test_any_broken_scenario_is_a_clear_error_never_a_traceback(

@@ -1,6 +1,6 @@
-"""The evaluation's shortcuts give what the general path gives, on random series and queries: aligned columns in
-arithmetic, feeds shared through a cache, one run for every arrival when the run sees every point, and
-notifications read at the state changes alone."""
+"""The evaluation's shortcuts give what the general path gives, on random series and queries: a leaf's feed
+reads what each series shows at each minute, aligned columns in arithmetic, feeds shared through a cache, one
+run for every arrival when the run sees every point, and notifications read at the state changes alone."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sync.core.evaluation import monitor
-from sync.core.evaluation.feed import FeedCache, feeds
+from sync.core.evaluation.feed import Feed, FeedCache, feeds
 from sync.core.evaluation.notify import notifications
 from sync.core.evaluation.query import parse
-from sync.core.evaluation.series import Series
+from sync.core.evaluation.series import Series, space_aggregate
 from sync.core.evaluation.states import ALERT, NO_DATA, OK, WARN, Run, Start, Step
 from sync.core.evaluation.window import evaluate_fed, timeline
 
@@ -78,6 +78,18 @@ def test_shortcuts_give_what_the_general_path_gives(
         fast = evaluate_fed(query, shared, t, delay, open_end, full, lined_up=lined_up)
         general = evaluate_fed(query, plain, t, delay, open_end, full, shortcuts=False)
         assert repr(fast) == repr(general)
+
+
+@settings(max_examples=150, deadline=None)
+@given(series=_history(), window=st.integers(1, 12), t=st.integers(0, MINUTES + 8))
+def test_a_feed_reads_what_the_series_show(series: list[Series], window: int, t: int) -> None:
+    for leaf in parse("avg(last_5m):max:m{queuename:q} + sum:" + FAILED + "{queuename:q} > 1").leaves:
+        matched = [s for s in series if s.metric == leaf.metric]  # one series, or two merged, or none
+        start = t - window
+        shown = {m: [v for s in matched if (v := s.visible(m, t)) is not None] for m in range(start, t + 1)}
+        expected = {m: space_aggregate(leaf.space, vs) for m, vs in shown.items() if vs}
+        minutes, values = Feed(leaf, series).arrived(start, t, t)
+        assert dict(zip(minutes, values, strict=True)) == expected
 
 
 def _body(template: str, window: int, delay_s: int, **options: Any) -> dict[str, Any]:

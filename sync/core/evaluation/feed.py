@@ -39,20 +39,28 @@ class Feed:
 
     def __init__(self, leaf: Leaf, series: Sequence[Series]) -> None:
         self._space, self.shift = leaf.space, leaf.shift
-        stamped: dict[int, list[tuple[int, float]]] = {}
-        for s in matching(series, leaf):  # in series order: space_aggregate sums in that order
-            for m, value in s.points.items():
-                stamped.setdefault(m, []).append((s.arrival.get(m, m), value))
-        self._minutes = {
-            m: (max(a for a, _ in seen), space_aggregate(leaf.space, [v for _, v in seen]), tuple(seen))
-            for m, seen in sorted(stamped.items())
-        }
-        # The same in minute order; `_by` holds, at each index, the latest arrival of any minute up to it.
-        self.stamps = list(self._minutes)
-        self.values = [full for _, full, _ in self._minutes.values()]
-        self._by = list(itertools.accumulate((settled for settled, _, _ in self._minutes.values()), max))
-        # At each index, the earliest arrival of any point of that minute or a later one.
-        earliest = [min(a for a, _ in seen) for _, _, seen in self._minutes.values()]
+        matched = matching(series, leaf)
+        # Per minute in order: its points with their arrivals, in series order (space_aggregate sums in that order).
+        self._points: dict[int, tuple[tuple[int, float], ...]]
+        if len(matched) == 1:  # nearly always: each minute's point is its only one, and its arrival the minute's
+            ((arrival, points),) = ((s.arrival, s.points) for s in matched)
+            self.stamps = sorted(points)
+            settled = earliest = [arrival.get(m, m) for m in self.stamps]
+            self.values = [space_aggregate(self._space, [points[m]]) for m in self.stamps]
+            self._points = {m: ((a, points[m]),) for m, a in zip(self.stamps, settled, strict=True)}
+        else:
+            stamped: dict[int, list[tuple[int, float]]] = {}
+            for s in matched:
+                for m, value in s.points.items():
+                    stamped.setdefault(m, []).append((s.arrival.get(m, m), value))
+            self._points = {m: tuple(seen) for m, seen in sorted(stamped.items())}
+            self.stamps = list(self._points)
+            self.values = [space_aggregate(self._space, [v for _, v in seen]) for seen in self._points.values()]
+            settled = [max(a for a, _ in seen) for seen in self._points.values()]
+            earliest = [min(a for a, _ in seen) for seen in self._points.values()]
+        # `_by` holds, at each index, the latest arrival of any minute up to it; `_first`, the earliest arrival
+        # of any point of that minute or a later one.
+        self._by = list(itertools.accumulate(settled, max))
         self._first = list(itertools.accumulate(reversed(earliest), min))[::-1]
 
     def __bool__(self) -> bool:
@@ -79,7 +87,7 @@ class Feed:
         i, j, k = self.span(start, end, t)
         minutes, values = stamps[i:k], self.values[i:k]
         for m in stamps[k:j]:
-            seen = [value for arrival, value in self._minutes[m][2] if arrival <= t]
+            seen = [value for arrival, value in self._points[m] if arrival <= t]
             if seen:
                 minutes.append(m)
                 values.append(space_aggregate(self._space, seen))
