@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
+from sync.aws.reads.clients import core_session
 from tests.trace.trace_world import World
 
 ACCOUNT = "111111111111"  # the fixture environment's account, reached by assuming a role in moto
@@ -82,7 +83,7 @@ class Estate:
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", creds["AccessKeyId"])
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", creds["SecretAccessKey"])
         monkeypatch.setenv("AWS_SESSION_TOKEN", creds["SessionToken"])
-        session = boto3.session.Session(region_name=REGION)
+        session = boto3.session.Session(botocore_session=core_session(), region_name=REGION)
         self.sqs = session.client("sqs", endpoint_url=world.endpoint)
         self.sns = session.client("sns", endpoint_url=world.endpoint)
         self.kms = session.client("kms", endpoint_url=world.endpoint)

@@ -85,8 +85,7 @@ class Clients:
     iam: _Service[IAMClient] = _Service("iam")
 
     def __init__(self, region: str, endpoint_url: str | None = None) -> None:
-        core = botocore.session.get_session()
-        core.register_component("data_loader", _shared_loader())
+        core = core_session()
         self.session = boto3.session.Session(botocore_session=core, region_name=region)
         self.endpoint_url = endpoint_url
         self.region = region
@@ -105,8 +104,15 @@ class Clients:
 @cache
 def _shared_loader() -> botocore.loaders.Loader:
     """One reader of botocore's service models for every session: each session would otherwise parse them
-    again (a quarter of a second for the seven services)."""
+    again (a quarter of a second for the seven services, a tenth for the regions' endpoints)."""
     return botocore.loaders.create_loader()
+
+
+def core_session() -> botocore.session.Session:
+    """A botocore session that reads the service models parsed once for every session."""
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _shared_loader())
+    return core
 
 
 # How a command gets its AWS clients: `connect`, or a test's stand-in pointed at a local endpoint.
@@ -122,7 +128,7 @@ def connect(region: str, endpoint_url: str | None = None) -> Clients:
 def check_region(partition: str, region: str, where: str) -> None:
     """Refuse a region botocore does not know, so a typo is not reported as a network failure, and a region
     named in the wrong partition (arn:aws:sns:us-gov-west-1:...), which no AWS endpoint would answer."""
-    session = botocore.session.get_session()
+    session = core_session()
     owners = [p for p in session.get_available_partitions() if region in session.get_available_regions("sns", p)]
     if not owners:
         raise ObsError.of(
