@@ -89,9 +89,9 @@ def evaluate_fed(
         arrived = {leaf: fed[leaf].arrived(start, end, seen) for leaf in query.leaves}
         minutes = next((ms for ms, _ in arrived.values() if ms), [])
         if shortcuts and _aligned(query, arrived, minutes):
-            # Every leaf has a point at the same minutes, or none in the window (nearly every window): each
-            # column is its values in order, and the general path below would give exactly these, without a
-            # dict or a lookup per minute.
+            # Every leaf has a point at the same minutes, or none in the window (most windows a timeline does not
+            # serve): each column is its values in order, and the general path below would give exactly these,
+            # without a dict or a lookup per minute.
             aligned = {leaf: vs for leaf, (_, vs) in arrived.items()}
         else:
             columns = {leaf: dict(zip(ms, vs, strict=True)) for leaf, (ms, vs) in arrived.items()}
