@@ -135,9 +135,8 @@ def _no_new_window_over(root: Path, args: argparse.Namespace) -> None:
 
 def _validated(folder: Path) -> tuple[Rendered, Ownership]:
     defs = load(folder)
-    return expanding.checked(defs, None, expanding.resources), next(
-        (e.ownership for e in defs.environments), NO_NAMESPACE
-    )
+    rendered = expanding.checked(defs, None, expanding.resources)
+    return rendered, next((e.ownership for e in defs.environments), NO_NAMESPACE)
 
 
 def _base(root: Path, args: argparse.Namespace, commit: str, said: list[Notice]) -> tuple[Rendered, Facts]:
