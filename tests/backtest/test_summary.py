@@ -19,7 +19,7 @@ def _replayed(key: str, queue: str, alerts: list[tuple[int, int]]) -> Replayed:
     for start, end in alerts:
         steps += [Step(start, ALERT), Step(end, OK)]
     sent = tuple(Notification(start, "alert", ALERT, frozenset({PAGE})) for start, _ in alerts)
-    return Replayed(key, queue, Run(key, tuple(steps), False), sent, {"latest": len(alerts), "earliest": 1})
+    return Replayed(key, queue, Run.of(key, tuple(steps), False), sent, {"latest": len(alerts), "earliest": 1})
 
 
 def _replay(*items: Replayed, warmup: int = 0) -> Replay:

@@ -60,12 +60,12 @@ def test_renotifications_that_ran_out_before_minute_0_stay_out() -> None:
 
 def test_a_composite_starts_where_its_monitors_start() -> None:
     steps = tuple(Step(t, ALERT) for t in range(0, 61))
-    a = Run("a", steps, False, Start(ALERT, 40))
-    b = Run("b", steps, False, Start(ALERT, 10))
+    a = Run.of("a", steps, False, Start(ALERT, 40))
+    b = Run.of("b", steps, False, Start(ALERT, 10))
     both = composite.run("c", {"query": "${monitor_id:a} && ${monitor_id:b}"}, {"a": a, "b": b}, 60, set())
     assert both.start == Start(ALERT, 10)  # together since the later of them began
-    assert both.transitions() == []
-    fresh = Run("b", steps, False)
+    assert both.transitions() == ()
+    fresh = Run.of("b", steps, False)
     late = composite.run("c", {"query": "${monitor_id:a} && ${monitor_id:b}"}, {"a": a, "b": fresh}, 60, set())
     assert late.start == Start() and late.transitions()[0][2] == ALERT
 

@@ -178,7 +178,7 @@ def test_below_threshold_comparators_and_their_recovery() -> None:
 
 
 def test_renotify_repeats_while_alerting_and_stops_at_recovery() -> None:
-    result = Run("k", tuple(Step(t, ALERT if 10 <= t < 100 else OK) for t in range(121)), False)
+    result = Run.of("k", tuple(Step(t, ALERT if 10 <= t < 100 else OK) for t in range(121)), False)
     sent = notifications(
         result, {"message": "{{#is_alert}}@pd{{/is_alert}}", "options": {"renotify_interval": 30}}, [], 120, set()
     )
@@ -187,7 +187,7 @@ def test_renotify_repeats_while_alerting_and_stops_at_recovery() -> None:
 
 
 def test_downtime_mutes_then_notifies_at_expiry() -> None:
-    result = Run("k", tuple(Step(t, ALERT if t >= 20 else OK) for t in range(61)), False)
+    result = Run.of("k", tuple(Step(t, ALERT if t >= 20 else OK) for t in range(61)), False)
     mute = MuteWindow(10, 40)
     sent = notifications(result, {"message": "@pd", "options": {}}, [mute], 60, set())
     assert [(n.t, n.kind, n.muted) for n in sent] == [(20, "alert", True), (40, "downtime_end", False)]
@@ -197,14 +197,14 @@ def test_a_downtime_ending_when_a_renotification_is_overdue_notifies_once() -> N
     # Alerting since minute 5, renotified every 30 minutes, muted from 20 to 70: at 70 the renotification the
     # downtime held back is overdue and the downtime's end notifies. One notification reaches the pager then,
     # not two for one monitor in one minute, and the next reminder counts from it.
-    result = Run("k", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(121)), False)
+    result = Run.of("k", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(121)), False)
     body = {"message": "@pd", "options": {"renotify_interval": 30}}
     sent = notifications(result, body, [MuteWindow(20, 70)], 120, set())
     assert [(n.t, n.kind) for n in sent] == [(5, "alert"), (70, "downtime_end"), (100, "renotify")]
 
 
 def test_recovery_inside_a_downtime_of_an_earlier_alert_is_sent() -> None:
-    result = Run("k", tuple(Step(t, ALERT if 5 <= t < 30 else OK) for t in range(61)), False)
+    result = Run.of("k", tuple(Step(t, ALERT if 5 <= t < 30 else OK) for t in range(61)), False)
     sent = notifications(result, {"message": "@pd", "options": {}}, [MuteWindow(10, 50)], 60, set())
     assert [(n.t, n.kind, n.muted) for n in sent] == [(5, "alert", False), (30, "recovery", False)]
     quiet = MuteWindow(10, 50, mute_first_recovery_notification=True)
@@ -237,8 +237,8 @@ def test_composite_status_algebra(query: str, a: str, b: str, expected: str) -> 
 
 
 def test_composite_follows_its_monitors_a_minute_later_and_keeps_state_on_no_data() -> None:
-    a = Run("a", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(20)), False)
-    b = Run("b", tuple(Step(t, NO_DATA if t >= 10 else ALERT) for t in range(20)), False)
+    a = Run.of("a", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(20)), False)
+    b = Run.of("b", tuple(Step(t, NO_DATA if t >= 10 else ALERT) for t in range(20)), False)
     body = {"type": "composite", "query": "${monitor_id:a} && ${monitor_id:b}", "options": {}}
     result = composite.run("c", body, {"a": a, "b": b}, 19, set())
     assert result.state_at(5) == OK and result.state_at(6) == ALERT
@@ -274,7 +274,7 @@ def test_on_missing_data_decides_an_empty_window() -> None:
 
 
 def test_renotify_statuses_and_occurrences() -> None:
-    result = Run("k", tuple(Step(t, WARN) for t in range(100)), False)
+    result = Run.of("k", tuple(Step(t, WARN) for t in range(100)), False)
     message = {"message": "{{#is_warning}}@chat{{/is_warning}}"}
     default = notifications(result, {**message, "options": {"renotify_interval": 20}}, [], 99, set())
     assert [n.kind for n in default] == ["warning"]  # by default only alert and no data renotify
@@ -368,7 +368,7 @@ def test_the_step_down_from_alert_to_warning_skips_the_audience_the_alert_reache
     step_down = "{{^is_alert_to_warning}}@pd{{/is_alert_to_warning}}"
     message = f"{{{{#is_alert}}}}@pd{{{{/is_alert}}}} {{{{#is_warning}}}}{step_down}{{{{/is_warning}}}}"
     states = [OK] * 5 + [WARN] * 5 + [ALERT] * 5 + [WARN] * 5 + [OK] * 5
-    run = Run("k", tuple(Step(t, state) for t, state in enumerate(states)), False)
+    run = Run.of("k", tuple(Step(t, state) for t, state in enumerate(states)), False)
     sent = [(n.t, n.kind, sorted(n.targets)) for n in notifications(run, {"message": message}, [], 24, set())]
     assert sent[:3] == [(5, "warning", ["@pd"]), (10, "alert", ["@pd"]), (15, "warning", [])]
 
@@ -510,7 +510,7 @@ def test_a_recurrence_obs_writes_is_placed_without_a_start() -> None:
 
 
 def test_expiry_notifies_only_for_the_end_states_and_types_it_lists() -> None:
-    result = Run("k", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(40)), False)
+    result = Run.of("k", tuple(Step(t, ALERT if t >= 5 else OK) for t in range(40)), False)
     for window, expected in (
         (MuteWindow(0, 20), [(5, "alert", True), (20, "downtime_end", False)]),
         (MuteWindow(0, 20, end_states=("warn",)), [(5, "alert", True)]),

@@ -83,7 +83,7 @@ def test_the_composite_truth_table(a: str, b: str, op: str, notify_no_data: bool
     https://docs.datadoghq.com/monitors/types/composite/"""
 
     def constituent(key: str, later: str) -> Run:
-        return Run(key, tuple(Step(t, ALERT if t < 5 else later) for t in range(10)), bool(notify_no_data))
+        return Run.of(key, tuple(Step(t, ALERT if t < 5 else later) for t in range(10)), bool(notify_no_data))
 
     flags = [notify_no_data] if notify_no_data is not None else [True, False]
     for flag in flags:

@@ -95,7 +95,7 @@ def test_renotify_repeats_the_current_status_until_it_resolves() -> None:
     status. It only re-notifies if it's not resolved"; no data renotifies by default, warn does not.
     https://docs.datadoghq.com/monitors/notify/ and https://docs.datadoghq.com/api/latest/monitors/"""
     states_over_time = [WARN] * 40 + [NO_DATA] * 40 + [OK] * 40
-    result = Run("k", tuple(Step(t, s) for t, s in enumerate(states_over_time)), notify_no_data=True)
+    result = Run.of("k", tuple(Step(t, s) for t, s in enumerate(states_over_time)), notify_no_data=True)
     body = {"message": "@pd", "options": {"renotify_interval": 15}}
     sent = [(n.t, n.kind) for n in notifications(result, body, [], 119, set())]
     assert sent == [(0, "warning"), (40, "no_data"), (55, "renotify"), (70, "renotify"), (80, "recovery")]
@@ -105,7 +105,7 @@ def test_a_downtime_mutes_transitions_but_not_states_and_its_expiry_notifies() -
     """Downtimes "silence all monitors' alerts and notifications, but do not prevent monitor states
     transitions"; a monitor alert-worthy when a downtime expires notifies again.
     https://docs.datadoghq.com/monitors/downtimes/"""
-    result = Run("k", tuple(Step(t, ALERT if 10 <= t < 20 or t >= 30 else OK) for t in range(60)), False)
+    result = Run.of("k", tuple(Step(t, ALERT if 10 <= t < 20 or t >= 30 else OK) for t in range(60)), False)
     sent = notifications(result, {"message": "@pd", "options": {}}, [MuteWindow(5, 40)], 59, set())
     assert [(n.t, n.kind, n.muted) for n in sent] == [
         (10, "alert", True),
@@ -120,8 +120,8 @@ def test_a_downtime_on_a_constituent_does_not_mute_the_composite() -> None:
     the composite monitor." https://docs.datadoghq.com/monitors/types/composite/"""
     alerting = tuple(Step(t, ALERT if t >= 5 else OK) for t in range(20))
     mute = MuteWindow(0, 30, monitor_key="a")
-    constituent = notifications(Run("a", alerting, False), {"message": "@pd"}, [mute], 19, set())
-    combined = notifications(Run("c", alerting, False), {"message": "@pd"}, [mute], 19, set())
+    constituent = notifications(Run.of("a", alerting, False), {"message": "@pd"}, [mute], 19, set())
+    combined = notifications(Run.of("c", alerting, False), {"message": "@pd"}, [mute], 19, set())
     assert [n.muted for n in constituent] == [True] and [n.muted for n in combined] == [False]
 
 

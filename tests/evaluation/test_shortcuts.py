@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sync.core.evaluation import monitor
+from sync.core.evaluation import composite, monitor
 from sync.core.evaluation.feed import Feed, FeedCache, feeds
 from sync.core.evaluation.notify import notifications
 from sync.core.evaluation.query import parse
@@ -161,9 +161,43 @@ def test_notifications_read_at_the_state_changes_alone_are_those_of_every_minute
     """Without a downtime or a renotification a monitor notifies at its state changes only: reading just those
     gives what walking every minute gives."""
     steps = tuple(Step(i * cadence, state) for i, state in enumerate(states))
-    run = Run("k", steps, notify_no_data, Start(start, 3))
+    run = Run.of("k", steps, notify_no_data, Start(start, 3))
     duration = len(states) * cadence
     body = {"message": message, "options": {}}
     assert notifications(run, body, [], duration, set()) == notifications(
         run, body, [], duration, set(), shortcuts=False
     )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    template=st.sampled_from(QUERIES),
+    window=st.integers(1, 12),
+    series=_history(),
+    start=_STATES,
+    missing=st.sampled_from([None, *monitor.ON_MISSING_DATA]),
+    timeout_h=st.sampled_from([None, 0.05]),
+    other=st.data(),
+)
+def test_a_run_read_for_its_changes_changes_where_its_steps_do(
+    template: str,
+    window: int,
+    series: list[Series],
+    start: str,
+    missing: str | None,
+    timeout_h: float | None,
+    other: st.DataObject,
+) -> None:
+    """A run walks its evaluations for its state changes alone, and again for a report's steps: both walks agree,
+    a composite's that walks only the minutes after its monitors' changes too."""
+    options: dict[str, Any] = {"thresholds": {"critical": 3, "warning": 1, "critical_recovery": 2}}
+    options |= {"notify_no_data": True, "no_data_timeframe": 4, "timeout_h": timeout_h, "on_missing_data": missing}
+    body = _body(template, window, 60, **options)
+    run = monitor.run("a", body, series, MINUTES + 8, True, set(), Start(start, 2))
+    assert Run.of("a", run.steps, run.notify_no_data, run.start).changes == run.changes
+    steps = tuple(Step(t, other.draw(_STATES)) for t in range(MINUTES + 8))
+    b = Run.of("b", steps, False)
+    for expression in ("${monitor_id:a} && ${monitor_id:b}", "!${monitor_id:a} || ${monitor_id:b}"):
+        both = composite.run("c", {"query": expression}, {"a": run, "b": b}, MINUTES + 8, set())
+        assert [step.t for step in both.steps] == list(range(MINUTES + 9))
+        assert Run.of("c", both.steps, False, both.start).changes == both.changes

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -11,7 +11,7 @@ from sync.core import composite_query
 from sync.core.composite_query import Expr, Not, Ref, references
 from sync.core.evaluation import notes
 from sync.core.evaluation.notes import Refused
-from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, SEVERITY, Run, Start, Step
+from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, SEVERITY, Change, Run, Start, Step
 
 
 def parse(query: str) -> Expr:
@@ -59,17 +59,39 @@ def run(
     notify_no_data = bool((body.get("options") or {}).get("notify_no_data"))
     used.add(notes.COMPOSITE_LAG)
     start = start or _derived(expr, constituents, notify_no_data)
-    steps = []
+    # U17: recomputed every minute from the states its monitors had a minute before, so it can change only at
+    # minute 0 and a minute after one of theirs does: only those minutes are walked (all of them for a report).
+    moved = {t + 1 for ref in references(expr) for t, _, _ in constituents[ref].transitions() if t < duration}
+    walk = partial(_walk, expr, constituents, notify_no_data, start)
+    changes = walk(sorted({0} | moved), None)
+    return Run(key, changes, notify_no_data, start, partial(_explained, walk, duration))
+
+
+def _explained(walk: Callable[[Iterable[int], list[Step]], object], duration: int) -> tuple[Step, ...]:
+    steps: list[Step] = []
+    walk(range(duration + 1), steps)
+    return tuple(steps)
+
+
+def _walk(
+    expr: Expr,
+    constituents: Mapping[str, Run],
+    notify_no_data: bool,
+    start: Start,
+    minutes: Iterable[int],
+    steps: list[Step] | None,
+) -> tuple[Change, ...]:
+    changes: list[Change] = []
     state = start.state
-    for t in range(duration + 1):
-        # U17: recomputed every minute from the states its monitors had a minute before.
+    for t in minutes:
         result = combine(expr, partial(_state, constituents, t - 1))
-        if result == NO_DATA and not notify_no_data:
-            steps.append(Step(t, state, note="NO DATA without notify_no_data: last state kept"))
-            continue
-        state = result
-        steps.append(Step(t, state))
-    return Run(key, tuple(steps), notify_no_data, start)
+        kept = result == NO_DATA and not notify_no_data
+        if not kept and result != state:
+            changes.append((t, state, result))
+            state = result
+        if steps is not None:
+            steps.append(Step(t, state, note="NO DATA without notify_no_data: last state kept" if kept else ""))
+    return tuple(changes)
 
 
 def _derived(expr: Expr, constituents: Mapping[str, Run], notify_no_data: bool) -> Start:
@@ -79,4 +101,5 @@ def _derived(expr: Expr, constituents: Mapping[str, Run], notify_no_data: bool) 
     if state == OK or (state == NO_DATA and not notify_no_data):
         return Start()
     began = [run.start.since for run in constituents.values() if run.start.state in ALERT_WORTHY]
-    return Start(state, min(began))
+    # A negated monitor that is OK alerts with none of them alerting: from minute 0, as far as the scenario says.
+    return Start(state, min(began, default=0))

@@ -7,16 +7,17 @@ import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property, partial
 from typing import Any
 
 from sync.core.evaluation import notes
-from sync.core.evaluation.feed import FeedCache, feeds
+from sync.core.evaluation.feed import Feed, FeedCache, feeds
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count, matching
-from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Run, Start, Step
+from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Change, Run, Start, Step
 from sync.core.evaluation.window import Outcome, evaluate_fed, timeline, window_bounds
-from sync.core.metric_query import Call, Node
+from sync.core.metric_query import Call, Leaf, Node
 
 _SQS_COUNTERS = "aws.sqs.number_of_messages"
 ON_MISSING_DATA = ("default", "show_no_data", "show_and_notify_no_data", "resolve")
@@ -37,6 +38,16 @@ class Settings:
     no_data_timeframe: int  # minutes
     timeout: int | None  # minutes
     on_missing_data: str | None
+
+    @cached_property
+    def counts(self) -> bool:
+        """Whether a leaf is a count: where an empty window might mean 0."""
+        return any(is_count(leaf) for leaf in self.query.leaves)
+
+    @cached_property
+    def zero_when_empty(self) -> bool:
+        """on_missing_data "default" evaluates an empty window of a count query as 0."""
+        return _count_query(self.query.expression) and all(is_count(leaf) for leaf in self.query.leaves)
 
     @property
     def cadence(self) -> int:
@@ -136,31 +147,59 @@ def run(
 ) -> Run:
     """`cache`: feeds shared with other runs on the same series (feed.feeds)."""
     s = settings(body, used)
+    walk = partial(_walk, s, feeds(s.query, series, cache), duration, open_end, start)
+    return Run(key, walk(used, None), s.notify_no_data, start, partial(_explained, walk))
+
+
+def _explained(walk: Callable[[set[notes.Assumption], list[Step]], object]) -> tuple[Step, ...]:
     steps: list[Step] = []
-    state = start.state
+    walk(set(), steps)
+    return tuple(steps)
+
+
+def _walk(
+    s: Settings,
+    fed: Mapping[Leaf, Feed],
+    duration: int,
+    open_end: bool,
+    start: Start,
+    used: set[notes.Assumption],
+    steps: list[Step] | None,
+) -> tuple[Change, ...]:
+    """The run's state changes; each evaluation's step too, into `steps` when given (for a report)."""
+    changes: list[Change] = []
+    state = before = start.state
     evaluated = state != OK  # a monitor already alerting has been evaluated before the scenario
     empty_since: int | None = None
-    fed = feeds(s.query, series, cache)
     silent = not any(fed.values())  # no series feeds the query: every window is empty, without reading one
     lined_up = None if silent else timeline(s.query, fed)
     for t in range(0, duration + 1, s.cadence):
-        if silent:
-            outcome = Outcome(*window_bounds(s.query, t, s.delay, open_end), empty=True)
-        else:
-            outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window, lined_up=lined_up)
+        outcome = (
+            None
+            if silent
+            else evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window, lined_up=lined_up)
+        )
+        value = None if outcome is None else outcome.value
         note = ""
-        if outcome.empty:
+        if outcome is None or outcome.empty:
             empty_since = t if empty_since is None else empty_since
-            state, note, outcome = _empty(s, state, evaluated, t - empty_since, outcome, used)
+            state, value, note = _empty(s, state, evaluated, t - empty_since, used)
         else:
             empty_since = None
-        if outcome.value is not None:
-            evaluated = True
-            state = classify(s, outcome.value, state, used)
-        elif outcome.skipped:
             note = outcome.skipped
-        steps.append(Step(t, state, outcome, note))
-    return Run(key, tuple(steps), s.notify_no_data, start)
+        if value is not None:
+            evaluated = True
+            state = classify(s, value, state, used)
+        if state != before:
+            changes.append((t, before, state))
+            before = state
+        if steps is not None:
+            seen = outcome or Outcome(*window_bounds(s.query, t, s.delay, open_end), empty=True)
+            if outcome is None or outcome.empty:
+                seen = seen if value is None else Outcome(seen.start, seen.end, value=value)
+                note = note.format(silent=t - (empty_since or 0))
+            steps.append(Step(t, state, seen, note))
+    return tuple(changes)
 
 
 def lateness(series: Series) -> int:
@@ -180,26 +219,26 @@ def arrival_blind(
 
 
 def _empty(
-    s: Settings, state: str, evaluated: bool, silent: int, outcome: Outcome, used: set[notes.Assumption]
-) -> tuple[str, str, Outcome]:
-    """The state after an evaluation whose window holds no arrived point (https://docs.datadoghq.com/monitors/configuration/,
-    https://docs.datadoghq.com/monitors/guide/on_missing_data/)."""
+    s: Settings, state: str, evaluated: bool, silent: int, used: set[notes.Assumption]
+) -> tuple[str, float | None, str]:
+    """The state after an evaluation whose window holds no arrived point, the value it is evaluated as (a count
+    query's 0), and a note for the report, `{silent}` standing for the minutes without data
+    (https://docs.datadoghq.com/monitors/configuration/, https://docs.datadoghq.com/monitors/guide/on_missing_data/)."""
     if s.timeout is not None and state in (ALERT, WARN) and silent >= s.timeout:
-        return OK, "auto-resolved (timeout_h)", outcome
+        return OK, None, "auto-resolved (timeout_h)"
     if s.on_missing_data is not None:
-        window = s.query.window
         if s.on_missing_data == "default":
-            if _count_query(s.query.expression) and all(is_count(leaf) for leaf in s.query.leaves):
-                return state, "empty window evaluated as 0", Outcome(outcome.start, outcome.end, value=0.0)
-            return state, "no data: last state kept", outcome
-        if silent < window:
-            return state, f"no data for {silent} min", outcome
-        return (OK if s.on_missing_data == "resolve" else NO_DATA), f"no data for {silent} min", outcome
-    if any(is_count(leaf) for leaf in s.query.leaves):
+            if s.zero_when_empty:
+                return state, 0.0, "empty window evaluated as 0"
+            return state, None, "no data: last state kept"
+        if silent < s.query.window:
+            return state, None, "no data for {silent} min"
+        return (OK if s.on_missing_data == "resolve" else NO_DATA), None, "no data for {silent} min"
+    if s.counts:
         used.add(notes.EMPTY_COUNT_WINDOW)  # a count query is where an empty window might have meant 0
     if s.notify_no_data and evaluated and silent >= s.no_data_timeframe:
-        return NO_DATA, f"no data for {silent} min", outcome
-    return state, f"no data for {silent} min: evaluation skipped", outcome
+        return NO_DATA, None, "no data for {silent} min"
+    return state, None, "no data for {silent} min: evaluation skipped"
 
 
 def _count_query(node: Node) -> bool:

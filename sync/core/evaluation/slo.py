@@ -15,7 +15,7 @@ from sync.core.evaluation.monitor import breaches
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, matching
-from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Run, Start, Step
+from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Change, Run, Start, Step
 from sync.core.evaluation.window import evaluate_fed
 from sync.core.metric_query import Leaf
 
@@ -70,18 +70,26 @@ def run(
         down = slices.down(last - count * interval, last, t)
         return down / max(count, 1) / budget
 
-    steps = []
-    for t in range(duration + 1):
-        long_rate, short_rate = burn_rate(long_window, t), burn_rate(short_window, t)
-        state = _state(long_rate, short_rate, critical, warning, comparator)
-        steps.append(
-            Step(
-                t,
-                state,
-                note=f"burn rate {long_rate:.2f} over {long_n}{long_u}, {short_rate:.2f} over {short_n}{short_u}",
-            )
-        )
-    return Run(key, tuple(steps), False, start)
+    def walk(steps: list[Step] | None) -> tuple[Change, ...]:
+        changes: list[Change] = []
+        before = start.state
+        for t in range(duration + 1):
+            long_rate, short_rate = burn_rate(long_window, t), burn_rate(short_window, t)
+            state = _state(long_rate, short_rate, critical, warning, comparator)
+            if state != before:
+                changes.append((t, before, state))
+                before = state
+            if steps is not None:
+                rates = f"burn rate {long_rate:.2f} over {long_n}{long_u}, {short_rate:.2f} over {short_n}{short_u}"
+                steps.append(Step(t, state, note=rates))
+        return tuple(changes)
+
+    def explain() -> tuple[Step, ...]:
+        steps: list[Step] = []
+        walk(steps)
+        return tuple(steps)
+
+    return Run(key, walk(None), False, start, explain)
 
 
 def _objective(ref: str, slos: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any], float]:

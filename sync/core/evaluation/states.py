@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
@@ -36,29 +37,44 @@ class Start:
 FRESH = Start()
 
 
+Change = tuple[int, str, str]  # (minute, state before, state after)
+
+
 @dataclass(frozen=True)
 class Run:
-    """A monitor's evaluations over the scenario, in minute order, and how it notifies."""
+    """A monitor's evaluations over the scenario: when its state changed, and how it notifies. What each evaluation
+    saw (its steps) is worked out again only when a report shows it: a run is read for its changes, and a minute
+    by minute record of every run took a third of `obs test`'s time."""
 
     key: str
-    steps: tuple[Step, ...]
+    changes: tuple[Change, ...]  # in minute order
     notify_no_data: bool
     start: Start = FRESH
+    explain: Callable[[], tuple[Step, ...]] = field(default=tuple, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, key: str, steps: Sequence[Step], notify_no_data: bool, start: Start = FRESH) -> Run:
+        """A run from its evaluations, in minute order."""
+        changes, state = [], start.state
+        for step in steps:
+            if step.state != state:
+                changes.append((step.t, state, step.state))
+                state = step.state
+        kept = tuple(steps)
+        return cls(key, tuple(changes), notify_no_data, start, lambda: kept)
+
+    @cached_property
+    def steps(self) -> tuple[Step, ...]:
+        return self.explain()
 
     @cached_property
     def _times(self) -> list[int]:
-        return [step.t for step in self.steps]
+        return [t for t, _, _ in self.changes]
 
     def state_at(self, t: int) -> str:
         """The state after the last evaluation at or before minute t (the starting state before the first)."""
         index = bisect_right(self._times, t)
-        return self.steps[index - 1].state if index else self.start.state
+        return self.changes[index - 1][2] if index else self.start.state
 
-    def transitions(self) -> list[tuple[int, str, str]]:
-        out = []
-        state = self.start.state
-        for step in self.steps:
-            if step.state != state:
-                out.append((step.t, state, step.state))
-                state = step.state
-        return out
+    def transitions(self) -> tuple[Change, ...]:
+        return self.changes
