@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sync.core.evaluation import composite, monitor
-from sync.core.evaluation.feed import Feed, FeedCache, feeds
+from sync.core.evaluation.feed import Feed, FeedCache, feeds, moved
 from sync.core.evaluation.notify import notifications
 from sync.core.evaluation.query import parse
 from sync.core.evaluation.series import Series, space_aggregate
@@ -39,8 +39,13 @@ _VALUE = st.sampled_from([0.0, 1.0, 2.5, -4.0, 1e6, 0.1, 7.0])
 def _series(draw: Any, metric: str, tags: dict[str, str], late: int) -> Series:
     """Points with gaps (often none, so that columns line up), each arriving up to `late` minutes after its minute."""
     gappy = draw(st.booleans())
+    # Sometimes values held for stretches, as a scenario's shapes hold them: runs reuse outcomes there.
+    steady = sorted(draw(st.sets(st.integers(1, MINUTES - 1), max_size=4))) if draw(st.booleans()) else None
+    held = {m: draw(_VALUE) for m in [0, *steady]} if steady is not None else {}
     stamped = {
-        m: draw(_VALUE) for m in range(MINUTES) if not gappy or draw(st.integers(0, 4)) > 0
+        m: held[max(k for k in held if k <= m)] if held else draw(_VALUE)
+        for m in range(MINUTES)
+        if not gappy or draw(st.integers(0, 4)) > 0
     }  # about one in five missing when gappy
     arrival = {m: m + draw(st.integers(0, late)) for m in stamped}
     return Series(metric, tags, stamped, arrival)
@@ -78,6 +83,34 @@ def test_shortcuts_give_what_the_general_path_gives(
         fast = evaluate_fed(query, shared, t, delay, open_end, full, lined_up=lined_up)
         general = evaluate_fed(query, plain, t, delay, open_end, full, shortcuts=False)
         assert repr(fast) == repr(general)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    template=st.sampled_from(QUERIES),
+    window=st.integers(1, 12),
+    series=_history(),
+    delay=st.integers(0, 6),
+    open_end=st.booleans(),
+    full=st.booleans(),
+)
+def test_a_window_marked_unmoved_gives_what_the_one_before_gave(
+    template: str, window: int, series: list[Series], delay: int, open_end: bool, full: bool
+) -> None:
+    """A run reuses the last outcome where `moved` says the window holds what the one before held: every such
+    window, evaluated, gives what the one before gave."""
+    query = parse(template.format(w=window))
+    fed = feeds(query, series)
+    fresh = moved(query, fed, delay, open_end, MINUTES + 8)
+    for t in range(1, MINUTES + 9):
+        if not fresh[t]:
+            now, before = (evaluate_fed(query, fed, m, delay, open_end, full) for m in (t, t - 1))
+            assert (now.value, now.empty, bool(now.skipped), now.points) == (
+                before.value,
+                before.empty,
+                bool(before.skipped),
+                before.points,
+            )
 
 
 @settings(max_examples=150, deadline=None)
@@ -177,6 +210,8 @@ def test_notifications_read_at_the_state_changes_alone_are_those_of_every_minute
     start=_STATES,
     missing=st.sampled_from([None, *monitor.ON_MISSING_DATA]),
     timeout_h=st.sampled_from([None, 0.05]),
+    delay_s=st.sampled_from([0, 60, 300]),
+    open_end=st.booleans(),
     other=st.data(),
 )
 def test_a_run_read_for_its_changes_changes_where_its_steps_do(
@@ -186,14 +221,17 @@ def test_a_run_read_for_its_changes_changes_where_its_steps_do(
     start: str,
     missing: str | None,
     timeout_h: float | None,
+    delay_s: int,
+    open_end: bool,
     other: st.DataObject,
 ) -> None:
-    """A run walks its evaluations for its state changes alone, and again for a report's steps: both walks agree,
-    a composite's that walks only the minutes after its monitors' changes too."""
+    """A run walks its evaluations for its state changes alone (reusing an outcome where the window holds what it
+    held a minute before), and again for a report's steps, evaluating every minute: both walks agree, and a
+    composite's that walks only the minutes after its monitors' changes agrees with one that walks them all."""
     options: dict[str, Any] = {"thresholds": {"critical": 3, "warning": 1, "critical_recovery": 2}}
     options |= {"notify_no_data": True, "no_data_timeframe": 4, "timeout_h": timeout_h, "on_missing_data": missing}
-    body = _body(template, window, 60, **options)
-    run = monitor.run("a", body, series, MINUTES + 8, True, set(), Start(start, 2))
+    body = _body(template, window, delay_s, **options)
+    run = monitor.run("a", body, series, MINUTES + 8, open_end, set(), Start(start, 2))
     assert Run.of("a", run.steps, run.notify_no_data, run.start).changes == run.changes
     steps = tuple(Step(t, other.draw(_STATES)) for t in range(MINUTES + 8))
     b = Run.of("b", steps, False)

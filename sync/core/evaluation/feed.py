@@ -80,6 +80,26 @@ class Feed:
         i, j, k = self.span(start, end, t)
         return None if k < j and self._first[k] <= t else (i, k)
 
+    def changes(self, lead: int) -> list[int]:
+        """The minutes (as the window reads them: shifted) that differ from the minute before in what a window can
+        hold of them: their points' values, or how much later than `lead` minutes after the minute each arrives
+        (a point a window holds from its first evaluation on is the same however soon it came), or whether they
+        have a point at all."""
+        out, before, last = [], None, None
+        for stamp, seen in self._points.items():
+            m = stamp + self.shift
+            held = tuple((max(arrival - m - lead, 0), value) for arrival, value in seen)
+            if last != m - 1:
+                if last is not None:
+                    out.append(last + 1)  # no point after `last`
+                out.append(m)
+            elif held != before:
+                out.append(m)
+            before, last = held, m
+        if last is not None:
+            out.append(last + 1)
+        return out
+
     def arrived(self, start: int, end: int, t: int) -> tuple[list[int], list[float]]:
         """The window's minutes that have a point arrived by `t`, in order, and their space-aggregated points. A
         shifted leaf (a change alert's earlier series) reads the point `shift` minutes back."""
@@ -92,6 +112,27 @@ class Feed:
                 minutes.append(m)
                 values.append(space_aggregate(self._space, seen))
         return [m + shift for m in minutes] if shift else minutes, values
+
+
+def moved(query: Query, fed: Mapping[Leaf, Feed], delay: int, open_end: bool, duration: int) -> bytes:
+    """At each minute up to `duration`, 1 where an evaluation may not read what the minute before read moved on a
+    minute, and 0 where it does: it then gives what the last one gave (nothing in an evaluation depends on where
+    the window is, only on what it holds), so a run reuses that outcome. A scenario's series hold their values,
+    and their delays, for long stretches: most minutes of a run are 0.
+
+    The window at t holds the minutes [t - delay - window, t - delay - open_end], each with its points arrived by
+    t. It holds what the one before held, moved, unless one of those minutes differs from the minute before it
+    (`Feed.changes`)."""
+    out = bytearray(duration + 1)
+    out[0] = 1  # the first evaluation has none before it
+    lead = delay + (1 if open_end else 0)  # from a minute to the first evaluation whose window holds it
+    for feed in fed.values():
+        for c in feed.changes(lead):
+            # Minute c is in the window from t = c + lead until it leaves at t = c + delay + window + 1.
+            first, last = max(c + lead, 0), min(c + delay + query.window, duration)
+            if first <= last:
+                out[first : last + 1] = b"\x01" * (last - first + 1)
+    return bytes(out)
 
 
 class Read(NamedTuple):

@@ -11,7 +11,7 @@ from functools import cached_property, partial
 from typing import Any
 
 from sync.core.evaluation import notes
-from sync.core.evaluation.feed import Feed, FeedCache, feeds
+from sync.core.evaluation.feed import Feed, FeedCache, feeds, moved
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count, matching
@@ -173,12 +173,17 @@ def _walk(
     empty_since: int | None = None
     silent = not any(fed.values())  # no series feeds the query: every window is empty, without reading one
     lined_up = None if silent else timeline(s.query, fed)
+    # Walking every minute (not for a report, not daily windows): where the window reads what it read a minute
+    # before, moved on, the last outcome is its outcome.
+    fresh = (
+        moved(s.query, fed, s.delay, open_end, duration) if not silent and steps is None and s.cadence == 1 else None
+    )
+    outcome: Outcome | None = None
     for t in range(0, duration + 1, s.cadence):
-        outcome = (
-            None
-            if silent
-            else evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window, lined_up=lined_up)
-        )
+        if silent:
+            outcome = None
+        elif fresh is None or fresh[t]:
+            outcome = evaluate_fed(s.query, fed, t, s.delay, open_end, s.require_full_window, lined_up=lined_up)
         value = None if outcome is None else outcome.value
         note = ""
         if outcome is None or outcome.empty:
