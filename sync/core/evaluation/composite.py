@@ -11,7 +11,7 @@ from sync.core import composite_query
 from sync.core.composite_query import Expr, Not, Ref, references
 from sync.core.evaluation import notes
 from sync.core.evaluation.notes import Refused
-from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, SEVERITY, Change, Run, Start, Step
+from sync.core.evaluation.states import ALERT, ALERT_WORTHY, NO_DATA, OK, SEVERITY, Change, Run, Start, Step, recorded
 
 
 def parse(query: str) -> Expr:
@@ -64,13 +64,7 @@ def run(
     moved = {t + 1 for ref in references(expr) for t, _, _ in constituents[ref].transitions() if t < duration}
     walk = partial(_walk, expr, constituents, notify_no_data, start)
     changes = walk(sorted({0} | moved), None)
-    return Run(key, changes, notify_no_data, start, partial(_explained, walk, duration))
-
-
-def _explained(walk: Callable[[Iterable[int], list[Step]], object], duration: int) -> tuple[Step, ...]:
-    steps: list[Step] = []
-    walk(range(duration + 1), steps)
-    return tuple(steps)
+    return Run(key, changes, notify_no_data, start, recorded(partial(walk, range(duration + 1))))
 
 
 def _walk(

@@ -15,7 +15,7 @@ from sync.core.evaluation.feed import Feed, FeedCache, feeds, moved
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, is_count, matching
-from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Change, Run, Start, Step
+from sync.core.evaluation.states import ALERT, FRESH, NO_DATA, OK, WARN, Change, Run, Start, Step, recorded
 from sync.core.evaluation.window import Outcome, evaluate_fed, timeline, window_bounds
 from sync.core.metric_query import Call, Leaf, Node
 
@@ -148,13 +148,7 @@ def run(
     """`cache`: feeds shared with other runs on the same series (feed.feeds)."""
     s = settings(body, used)
     walk = partial(_walk, s, feeds(s.query, series, cache), duration, open_end, start)
-    return Run(key, walk(used, None), s.notify_no_data, start, partial(_explained, walk))
-
-
-def _explained(walk: Callable[[set[notes.Assumption], list[Step]], object]) -> tuple[Step, ...]:
-    steps: list[Step] = []
-    walk(set(), steps)
-    return tuple(steps)
+    return Run(key, walk(used, None), s.notify_no_data, start, recorded(partial(walk, set())))
 
 
 def _walk(

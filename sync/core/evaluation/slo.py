@@ -15,7 +15,7 @@ from sync.core.evaluation.monitor import breaches
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.query import Query, parse
 from sync.core.evaluation.series import Series, matching
-from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Change, Run, Start, Step
+from sync.core.evaluation.states import ALERT, FRESH, OK, WARN, Change, Run, Start, Step, recorded
 from sync.core.evaluation.window import evaluate_fed
 from sync.core.metric_query import Leaf
 
@@ -84,12 +84,7 @@ def run(
                 steps.append(Step(t, state, note=rates))
         return tuple(changes)
 
-    def explain() -> tuple[Step, ...]:
-        steps: list[Step] = []
-        walk(steps)
-        return tuple(steps)
-
-    return Run(key, walk(None), False, start, explain)
+    return Run(key, walk(None), False, start, recorded(walk))
 
 
 def _objective(ref: str, slos: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any], float]:

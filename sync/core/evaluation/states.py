@@ -40,6 +40,17 @@ FRESH = Start()
 Change = tuple[int, str, str]  # (minute, state before, state after)
 
 
+def recorded(walk: Callable[[list[Step]], object]) -> Callable[[], tuple[Step, ...]]:
+    """A run's `explain`: its walk again, recording each evaluation's step."""
+
+    def explain() -> tuple[Step, ...]:
+        steps: list[Step] = []
+        walk(steps)
+        return tuple(steps)
+
+    return explain
+
+
 @dataclass(frozen=True)
 class Run:
     """A monitor's evaluations over the scenario: when its state changed, and how it notifies. What each evaluation
