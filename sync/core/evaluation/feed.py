@@ -62,6 +62,7 @@ class Feed:
         # of any point of that minute or a later one.
         self._by = list(itertools.accumulate(settled, max))
         self._first = list(itertools.accumulate(reversed(earliest), min))[::-1]
+        self._changes: dict[int, list[int]] = {}
 
     def __bool__(self) -> bool:
         """Whether any series feeds the leaf."""
@@ -84,8 +85,14 @@ class Feed:
         """The minutes (as the window reads them: shifted) that differ from the minute before in what a window can
         hold of them: their points' values, or how much later than `lead` minutes after the minute each arrives
         (a point a window holds from its first evaluation on is the same however soon it came), or whether they
-        have a point at all."""
-        out, before, last = [], None, None
+        have a point at all. Worked out once per lead: the runs that share a feed mostly share their delay."""
+        if lead not in self._changes:
+            self._changes[lead] = self._changed(lead)
+        return self._changes[lead]
+
+    def _changed(self, lead: int) -> list[int]:
+        out: list[int] = []
+        before, last = None, None
         for stamp, seen in self._points.items():
             m = stamp + self.shift
             held = tuple((max(arrival - m - lead, 0), value) for arrival, value in seen)

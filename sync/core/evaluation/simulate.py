@@ -10,6 +10,7 @@ from typing import Any
 from sync.core import composite_query
 from sync.core.evaluation import composite, monitor, notes, slo
 from sync.core.evaluation.expect import Audience, Check, Expectation, check
+from sync.core.evaluation.feed import FeedCache
 from sync.core.evaluation.notes import Refused, Unmodelled
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications
 from sync.core.evaluation.series import LATEST, Series
@@ -151,6 +152,7 @@ class _Shared:
         self._sent: dict[int, tuple[Notification, ...]] = {}
         self._seen: dict[tuple[int, int], int] = {}  # (series, settle) -> what a monitor sees of it, numbered
         self._alike: dict[tuple[object, ...], int] = {}
+        self._feeds: FeedCache = {}  # the case's series live as long as it does
 
     def run(self, key: str, open_end: bool, series: tuple[Series, ...]) -> Run:
         memo = (key, open_end, self._reads(self._case.monitors[key], open_end, series))
@@ -196,9 +198,11 @@ class _Shared:
         body = case.monitors[key]
         start = case.start.get(key)
         if body.get("type") == "slo alert":
-            return slo.run(key, body, case.slos, series, case.duration, used, case.corrections, start or FRESH)
+            return slo.run(
+                key, body, case.slos, series, case.duration, used, case.corrections, start or FRESH, self._feeds
+            )
         if body.get("type") != "composite":
-            return monitor.run(key, body, series, case.duration, open_end, used, start or FRESH)
+            return monitor.run(key, body, series, case.duration, open_end, used, start or FRESH, self._feeds)
         constituents = {}
         for ref in composite_query.references(composite.parse(str(body.get("query", "")))):
             if ref not in case.monitors:
