@@ -155,7 +155,10 @@ class _Shared:
         self._feeds: FeedCache = {}  # the case's series live as long as it does
 
     def run(self, key: str, open_end: bool, series: tuple[Series, ...]) -> Run:
-        memo = (key, open_end, self._reads(self._case.monitors[key], open_end, series))
+        body = self._case.monitors[key]
+        # A burn rate reads whole slices, whatever the reading of a window's end: one run serves both.
+        edge = None if body.get("type") == "slo alert" else open_end
+        memo = (key, edge, self._reads(body, open_end, series))
         if memo not in self._runs:
             try:
                 self._runs[memo] = self._evaluate(key, open_end, series)
