@@ -87,7 +87,7 @@ def _explain(result: Result, verdict: Verdict) -> list[str]:
         return out
     out.append(f"        evaluations around minute {decided.decisive}:")
     out += [f"        {line}" for line in _steps(run, decided.decisive)]
-    changes = ", ".join(f"{now} at {t}" for t, _, now in run.transitions()) or "none"
+    changes = ", ".join(f"{now} at {t}" for t, _, now in run.changes) or "none"
     out.append(f"        state changes over the run: {changes}")
     out += [f"        {line}" for line in _sent(result.sent[reading][key])]
     return out

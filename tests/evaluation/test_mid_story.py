@@ -38,8 +38,8 @@ def test_a_monitor_alerting_before_minute_0_does_not_alert_again_and_recovers_wh
     _, sent_fresh = _run(values, Start())
     assert [(n.t, n.kind) for n in sent_fresh][:1] == [(0, "alert")]  # a fresh monitor alerts on the old data
     run, sent = _run(values, Start(ALERT, 10))
-    assert run.state_at(-1) == ALERT and run.transitions()[0][1:] == (ALERT, OK)
-    assert [(n.t, n.kind) for n in sent] == [(run.transitions()[0][0], "recovery")]
+    assert run.state_at(-1) == ALERT and run.changes[0][1:] == (ALERT, OK)
+    assert [(n.t, n.kind) for n in sent] == [(run.changes[0][0], "recovery")]
 
 
 @pytest.mark.parametrize(("since", "first"), [(0, 60), (50, 10), (120, 0), (130, 50)])
@@ -64,10 +64,10 @@ def test_a_composite_starts_where_its_monitors_start() -> None:
     b = Run.of("b", steps, False, Start(ALERT, 10))
     both = composite.run("c", {"query": "${monitor_id:a} && ${monitor_id:b}"}, {"a": a, "b": b}, 60, set())
     assert both.start == Start(ALERT, 10)  # together since the later of them began
-    assert both.transitions() == ()
+    assert both.changes == ()
     fresh = Run.of("b", steps, False)
     late = composite.run("c", {"query": "${monitor_id:a} && ${monitor_id:b}"}, {"a": a, "b": fresh}, 60, set())
-    assert late.start == Start() and late.transitions()[0][2] == ALERT
+    assert late.start == Start() and late.changes[0][2] == ALERT
 
 
 def test_history_before_minute_0_fills_the_first_windows() -> None:
@@ -91,7 +91,7 @@ def test_late_points_count_for_later_windows_that_still_hold_them() -> None:
         gaps = ((20, 25, late),)
         kept, when = gapped(values, arrived, gaps)
         run = monitor.run("k", body, [Series("m", TAGS, kept, when)], 120, True, set())
-        first = next((t for t, _, now in run.transitions() if now == ALERT), None)
+        first = next((t for t, _, now in run.changes if now == ALERT), None)
         # 40 minutes late, the points arrive after every window that holds them has passed: as good as lost.
         assert first == alerts_at
 

@@ -152,7 +152,7 @@ def match(
 
 def model_transitions(item: Replayed, warmup: int) -> tuple[Transition, ...]:
     """The model's transitions within the period, at the reading shown."""
-    return tuple(Transition(t, after, before) for t, before, after in item.run.transitions() if t >= warmup)
+    return tuple(Transition(t, after, before) for t, before, after in item.run.changes if t >= warmup)
 
 
 def source_of(body: Mapping[str, object], metrics_source: str) -> str:

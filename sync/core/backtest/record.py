@@ -95,9 +95,9 @@ def _first_page(replay: Replay, sent: tuple[Notification, ...]) -> int | None:
 
 
 def _first_alert(run: Run, warmup: int) -> int | None:
-    return next((t for t, _, now in run.transitions() if now == ALERT and t >= warmup), None)
+    return next((t for t, _, now in run.changes if now == ALERT and t >= warmup), None)
 
 
 def _alerted(run: Run, warmup: int) -> int:
     """The minute the monitor last went into ALERT before the window."""
-    return max((t for t, _, now in run.transitions() if now == ALERT and t < warmup), default=0)
+    return max((t for t, _, now in run.changes if now == ALERT and t < warmup), default=0)

@@ -59,7 +59,7 @@ def _alert_spans(item: Replayed, warmup: int, duration: int) -> list[tuple[int, 
     """[start, end) of each stretch in ALERT within the period (one still open ends with the period)."""
     spans: list[tuple[int, int]] = []
     began: int | None = warmup if item.run.state_at(warmup) == ALERT else None
-    for t, _, after in item.run.transitions():
+    for t, _, after in item.run.changes:
         if t < warmup:
             continue
         if after == ALERT and began is None:

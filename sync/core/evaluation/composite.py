@@ -61,9 +61,9 @@ def run(
     start = start or _derived(expr, constituents, notify_no_data)
     # U17: recomputed every minute from the states its monitors had a minute before, so it can change only at
     # minute 0 and a minute after one of theirs does: only those minutes are walked (all of them for a report).
-    moved = {t + 1 for ref in references(expr) for t, _, _ in constituents[ref].transitions() if t < duration}
+    due = {t + 1 for ref in references(expr) for t, _, _ in constituents[ref].changes if t < duration}
     walk = partial(_walk, expr, constituents, notify_no_data, start)
-    changes = walk(sorted({0} | moved), None)
+    changes = walk(sorted({0} | due), None)
     return Run(key, changes, notify_no_data, start, recorded(partial(walk, range(duration + 1))))
 
 

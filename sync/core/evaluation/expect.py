@@ -172,10 +172,7 @@ def check(
         return _in_time("recovery", observed.recovery, recoveries, after, expectation, observed, first_key)
     if kind == "no_data_alert_never":
         no_data = sorted(
-            (t, key)
-            for key in keys
-            for t, _, now in runs[key].transitions()
-            if now == NO_DATA and runs[key].notify_no_data
+            (t, key) for key in keys for t, _, now in runs[key].changes if now == NO_DATA and runs[key].notify_no_data
         )
         detail = "no NO DATA alert" if not no_data else f"NO DATA alert at minute {no_data[0][0]}"
         return Check(
@@ -297,7 +294,7 @@ _MORE: dict[str, Callable[[_Seen], Check]] = {
 def _transitions(
     runs: Mapping[str, Run], keys: Sequence[str], when: Callable[[str, str], bool]
 ) -> list[tuple[int, str]]:
-    return [(t, key) for key in keys for t, before, now in runs[key].transitions() if when(before, now)]
+    return [(t, key) for key in keys for t, before, now in runs[key].changes if when(before, now)]
 
 
 def _first(events: list[tuple[int, str]], since: int) -> int | None:

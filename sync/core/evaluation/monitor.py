@@ -167,8 +167,8 @@ def _walk(
     empty_since: int | None = None
     silent = not any(fed.values())  # no series feeds the query: every window is empty, without reading one
     lined_up = None if silent else timeline(s.query, fed)
-    # Walking every minute (not for a report, not daily windows): where the window reads what it read a minute
-    # before, moved on, the last outcome is its outcome.
+    # Walked for its changes alone at a one-minute cadence (a report's steps evaluate every minute): where the
+    # window holds what it held a minute before, moved on, the last outcome is its outcome.
     fresh = (
         moved(s.query, fed, s.delay, open_end, duration) if not silent and steps is None and s.cadence == 1 else None
     )

@@ -70,7 +70,7 @@ def notifications(
     if shortcuts and not mine and not interval:
         # Nothing mutes it and nothing repeats: it notifies at its state changes alone, and only they need reading
         # (a replay's monitor has tens of thousands of minutes and a few changes).
-        said = [(t, new, _change(routes, old, new, run.notify_no_data)) for t, old, new in run.transitions()]
+        said = [(t, new, _change(routes, old, new, run.notify_no_data)) for t, old, new in run.changes]
         return tuple(Notification(t, kind, new, targets) for t, new, (kind, targets) in said if kind)
     out: list[Notification] = []
     state, clock, repeats, began = _started(run, interval, occurrences)

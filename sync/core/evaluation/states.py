@@ -86,6 +86,3 @@ class Run:
         """The state after the last evaluation at or before minute t (the starting state before the first)."""
         index = bisect_right(self._times, t)
         return self.changes[index - 1][2] if index else self.start.state
-
-    def transitions(self) -> tuple[Change, ...]:
-        return self.changes
