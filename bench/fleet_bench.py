@@ -239,6 +239,19 @@ def phases(definitions: Path, env: str | None) -> str:
     )
 
 
+def floor(live: Sequence[Resource]) -> int:
+    """The fewest calls that read these objects (the org holds them and nothing else), each kind's list as its
+    record says: a page per `size` objects, and where the answer gives no total, one more to see the end (a
+    short page, or an empty one after a full one); plus one read per object a list holds only a summary of."""
+    least = 0
+    for path in sorted({kind.api.path for kind in KINDS}):
+        listing = next(kind.listing for kind in KINDS if kind.api.path == path)
+        held = sum(r.kind.api.path == path for r in live)
+        least += max(1, math.ceil(held / listing.size)) if listing.total else held // listing.size + 1
+        least += held if listing.detail else 0
+    return least
+
+
 def changes(counts: Mapping[str, int]) -> int:
     return counts["create"] + counts["update"] + counts["delete"]
 
@@ -510,7 +523,10 @@ class Bench:
             goal="0",
             met=changes(counts) == 0,
         )
-        self.row(step, "API calls", plan.traffic.calls, goal="<= 15", met=plan.traffic.calls <= 15)
+        least = floor(desired)
+        self.row(
+            step, "API calls", plan.traffic.calls, goal=f"<= {least} (the API's floor)", met=plan.traffic.calls <= least
+        )
         self.row(
             step, "wall (all of `obs plan`: load, expand, check, read, diff)", plan.wall, "s", "< 2 s", plan.wall < 2
         )

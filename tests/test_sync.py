@@ -551,7 +551,31 @@ def test_verbose_shows_the_calls_even_when_reading_fails(
 ) -> None:
     monkeypatch.setenv("DD_APP_KEY", "not-the-application-key")
     assert obs("plan", "--env", "prod", "--verbose") == 1
-    assert "could not read the live org" in obs.err and "API calls: 1 (GET /api/v1/slo 1)" in obs.err
+    assert "could not read the live org" in obs.err
+    # The kinds' lists are read at once: each refused call is counted, the one the error names among them.
+    calls = next(line for line in obs.err.splitlines() if line.startswith("API calls: "))
+    assert "GET /api/v1/slo 1" in calls and "(GET /api/v1/slo needs slos_read)" in obs.err
+    assert int(calls.split()[2]) == len(dd.log)  # every call made was over before obs returned
+
+
+@pytest.mark.parametrize("command", ["plan", "sync"])
+def test_lists_read_while_expanding_never_hide_a_problem_of_the_definitions(
+    obs: Obs, dd: FakeDatadog, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """The lists are read while the definitions expand; a problem found in the expansion is what obs says, the
+    org only read, every call over before obs returns; without credentials it is still said first."""
+    staging = obs.definitions / "environments" / "staging.yaml"
+    staging.write_text(
+        staging.read_text().replace("name: staging\n", "name: staging\nmetrics:\n  deletes_none: {enabled: false}\n", 1)
+    )
+    said = "metric 'deletes_none' makes no monitor for queue 'critical' in staging"
+    assert obs(command, "--env", "staging", "--verbose") == 1
+    assert said in obs.err and "Traceback" not in obs.err
+    calls = next(line for line in obs.err.splitlines() if line.startswith("API calls: "))
+    assert {r.method for r in dd.log} <= {"GET"} and int(calls.split()[2]) == len(dd.log)
+    monkeypatch.delenv("DD_API_KEY")
+    assert obs(command, "--env", "staging") == 1
+    assert said in obs.err and "DD_API_KEY" not in obs.err
 
 
 class _LastCreateOfAgeLosesItsAnswer(Datadog):

@@ -16,11 +16,21 @@ from sync.expand.desired import expand_env
 def checked(folder: Path, env_name: str) -> tuple[Definitions, Environment, Sequence[Resource]]:
     """The environment of this name and its resources, refused before any call when a body would not pass the
     API. The one place a command's --env is looked up: what runs below takes the environment itself."""
+    defs, env = loaded(folder, env_name)
+    return defs, env, resources(defs, env)
+
+
+def loaded(folder: Path, env_name: str) -> tuple[Definitions, Environment]:
+    """The definitions and the environment of this name, not yet expanded (see `checked`)."""
     defs = load(folder)
-    env = defs.environment(env_name)
+    return defs, defs.environment(env_name)
+
+
+def resources(defs: Definitions, env: Environment) -> Sequence[Resource]:
+    """The environment's resources, refused when a body would not pass the API."""
     desired = expand_env(defs, env)
     accepted.check(defs, desired)
-    return defs, env, desired
+    return desired
 
 
 def counted(resources: Sequence[Resource]) -> str:

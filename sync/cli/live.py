@@ -7,14 +7,15 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 
+from sync.cli.desired import resources
 from sync.core.plan import Plan
 from sync.core.resources import Resource
 from sync.datadog import reads
 from sync.datadog.client import Datadog, RequestFailed
 from sync.datadog.credentials import endpoint
-from sync.definitions.model import Environment
+from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
 
 
@@ -85,6 +86,32 @@ def connected(
         finally:
             if verbose:
                 _report_calls(dd)
+
+
+@contextmanager
+def reaching(
+    defs: Definitions, env: Environment, *, timeout: float, verbose: bool, workers: int = 1, without: str = ""
+) -> Iterator[Datadog]:
+    """`connected`, for a command that expands the definitions once connected (`planned`): should the
+    credentials be missing or refused, a problem of the definitions is still said first."""
+    stack = ExitStack()
+    try:
+        dd = stack.enter_context(connected(env, timeout=timeout, verbose=verbose, workers=workers, without=without))
+    except ObsError:
+        resources(defs, env)  # raises what is wrong with the definitions, if anything is
+        raise
+    with stack:
+        yield dd
+
+
+def planned(dd: Datadog, defs: Definitions, env: Environment, *, adopt: bool) -> tuple[Sequence[Resource], Plan, str]:
+    """The environment's resources, expanded and checked while the lists their plan reads are read already
+    (sync.datadog.reads: on a big org the two take about as long), and the plan against the live org."""
+    with reads.ahead(dd, env.name, adopt=adopt) as reading:
+        desired = resources(defs, env)
+        reading.expect(desired)
+        found, against = plan(dd, env.name, desired, adopt=adopt)
+    return desired, found, against
 
 
 def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool) -> tuple[Plan, str]:

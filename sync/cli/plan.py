@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sync.cli import approval, audit, colour, live
 from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
-from sync.cli.desired import checked
+from sync.cli.desired import loaded, resources
 from sync.core.plan import make_plan
 from sync.errors import ObsError
 from sync.report import changes, saved_plan
@@ -37,20 +37,20 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    defs, env, desired = checked(args.definitions, args.env)
+    defs, env = loaded(args.definitions, args.env)
+    if args.offline and args.out is not None:
+        raise ObsError.of("--out needs the live org: a plan made offline cannot be approved", "drop --offline")
     if args.live:  # on stderr, so --format json stays one document on stdout
         sys.stderr.write(audit.monitored_report(defs, env))
         sys.stderr.flush()
     bound, made = None, approval.now()  # the plan's age counts from before its live reads
     if args.offline:
-        if args.out is not None:
-            raise ObsError.of("--out needs the live org: a plan made offline cannot be approved", "drop --offline")
-        found, against = make_plan(args.env, desired, live=()), "an empty org (offline)"
+        found, against = make_plan(args.env, resources(defs, env), live=()), "an empty org (offline)"
     else:
         without = "add --offline to plan against an empty org"
-        with live.connected(env, timeout=args.timeout, verbose=args.verbose, without=without) as dd:
+        with live.reaching(defs, env, timeout=args.timeout, verbose=args.verbose, without=without) as dd:
             bound = approval.binding(dd, args.definitions) if args.out is not None else None
-            found, against = live.plan(dd, args.env, desired, adopt=args.adopt)
+            _, found, against = live.planned(dd, defs, env, adopt=args.adopt)
     if args.out is not None and bound is not None:  # bound whenever --out is given
         try:
             args.out.write_text(saved_plan.dump(found, bound, made), encoding="utf-8")

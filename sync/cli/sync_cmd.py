@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from sync.cli import approval, colour, live
 from sync.cli.conventions import Commands, Exit
-from sync.cli.desired import checked
+from sync.cli.desired import loaded
 from sync.core import guard
 from sync.core.outcome import Outcome
-from sync.core.resources import Resource
 from sync.datadog import apply
 from sync.datadog.client import Datadog
+from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
 from sync.report import changes, saved_plan
 
@@ -64,14 +64,14 @@ def run(args: argparse.Namespace) -> int:
     approved = _approved(args.plan)
     if approved is not None and (found := saved_plan.out_of_place(approved, args.env, approval.now(), args.max_age)):
         raise saved_plan.refusal(str(args.plan), found, changed=False)
-    _, env, desired = checked(args.definitions, args.env)
+    defs, env = loaded(args.definitions, args.env)
     started = time.monotonic()
     without = f"see what a sync would change in an empty org with obs plan --env {env.name} --offline"
-    connection = live.connected(
-        env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency, without=without
+    connection = live.reaching(
+        defs, env, timeout=args.timeout, verbose=args.verbose, workers=args.concurrency, without=without
     )
     with connection as dd:
-        applied = _apply(args, dd, desired, approved)
+        applied = _apply(args, dd, defs, env, approved)
     if applied is None:
         return Exit.OK
     outcomes, unchecked = applied
@@ -91,13 +91,13 @@ def _approved(path: Path | None) -> Mapping[str, Any] | None:
 
 
 def _apply(
-    args: argparse.Namespace, dd: Datadog, desired: Sequence[Resource], approved: Mapping[str, Any] | None
+    args: argparse.Namespace, dd: Datadog, defs: Definitions, env: Environment, approved: Mapping[str, Any] | None
 ) -> tuple[list[Outcome], int] | None:
     """Print the plan, check the guards, then apply (or validate) it; None when there is nothing to do. With
     the outcomes, how many changes a dry run could not put to the API."""
     if approved is not None and (found := saved_plan.elsewhere(approved, approval.binding(dd, args.definitions))):
         raise saved_plan.refusal(str(args.plan), found, changed=False)
-    plan, against = live.plan(dd, args.env, desired, adopt=args.adopt)
+    desired, plan, against = live.planned(dd, defs, env, adopt=args.adopt)
     if approved is not None and (found := saved_plan.differences(approved, plan)):
         raise saved_plan.refusal(str(args.plan), found)
     skipped = len(plan.pending)

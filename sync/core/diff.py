@@ -37,17 +37,18 @@ def diff(kind: Kind, desired: Mapping[str, Any], live: Mapping[str, Any]) -> tup
 
 def same(kind: Kind, path: str, desired: Any, live: Any) -> bool:
     """Whether two values of one field are alike once the server's rewrites are undone."""
-    return bool(_normal(kind.diff, desired, path) == _normal(kind.diff, live, path))
+    return desired == live or bool(_normal(kind.diff, desired, path) == _normal(kind.diff, live, path))
 
 
 def _diff(rules: Diff, want: Any, have: Any, path: str, found: list[FieldChange]) -> None:
     if want == have:  # equal values normalise alike (2 == 2.0 too): nearly every field of an unchanged object
         return
     if isinstance(want, Mapping) and isinstance(have, Mapping):
-        owned = set(want) | {k for k in have if k not in want and _owned_when_absent(rules, _join(path, k))}
+        owned = set(want) | {k for k in have if k not in want and _owned_when_absent(rules, path, k)}
         for key in sorted(owned):
-            if key != "id":  # ids are the server's, at any depth (a dashboard's, its widgets')
-                _diff(rules, want.get(key, _ABSENT), have.get(key, _ABSENT), _join(path, key), found)
+            inner, held = want.get(key, _ABSENT), have.get(key, _ABSENT)
+            if key != "id" and inner != held:  # ids are the server's, at any depth (a dashboard's, its widgets')
+                _diff(rules, inner, held, _join(path, key), found)
         return
     unordered = path in rules.unordered
     if isinstance(want, list) and isinstance(have, list) and len(want) == len(have) and not unordered:
@@ -62,10 +63,16 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def _owned_when_absent(rules: Diff, path: str) -> bool:
-    if path.startswith(rules.inside_whole):
-        return True
-    return (_INDEX.sub("[]", path) if "[" in path else path) in rules.owned_when_absent
+def _owned_when_absent(rules: Diff, parent: str, key: str) -> bool:
+    """Whether obs owns a key the desired body leaves out: asked of every key the server adds to every object
+    (its id, creator, dates), so the answers are kept, by place."""
+    known = rules.absent_owned.get((parent, key))
+    if known is None:
+        path = _join(parent, key)
+        whole = path.startswith(rules.inside_whole)
+        known = whole or (_INDEX.sub("[]", path) if "[" in path else path) in rules.owned_when_absent
+        rules.absent_owned[parent, key] = known
+    return known
 
 
 def _normal(rules: Diff, value: Any, path: str) -> Any:

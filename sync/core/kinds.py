@@ -110,6 +110,11 @@ class Diff:
         """The prefixes of the paths inside what obs owns whole."""
         return tuple(f"{path}{c}" for path in self.owned_whole for c in ".[")
 
+    @cached_property
+    def absent_owned(self) -> dict[tuple[str, str], bool]:
+        """sync.core.diff's answers, kept: whether obs owns a key (under a parent path) the body leaves out."""
+        return {}
+
 
 @dataclass(frozen=True, eq=False)  # one object per kind: compared and hashed by identity, as dict keys often
 class Kind:

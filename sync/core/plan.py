@@ -101,7 +101,9 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     current: dict[tuple[Kind, str], Live] = {}
     extras: dict[tuple[Kind, str], list[Live]] = {}
     for (kind, key), twins in owned.items():
-        current[kind, key], *extras[kind, key] = sorted(twins, key=lambda o: _keep_first(wanted.get((kind, key)), o))
+        if len(twins) > 1:
+            twins.sort(key=lambda o: _keep_first(wanted.get((kind, key)), o))
+        current[kind, key], *extras[kind, key] = twins
     by_title = _unmanaged_by_title(desired, live)
     adopted: dict[tuple[Kind, str], Live] = {}
     if adopt:

@@ -18,6 +18,7 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,6 +38,7 @@ from sync.datadog.answers import RestClient, cut, described
 from sync.datadog.credentials import Endpoint
 from sync.datadog.pacing import Pacer
 
+_READS_AT_ONCE = 10  # a plan's five lists, some of them several pages at once
 _MAX_THROTTLED = 100  # 429s in a row for one request before it counts as failed
 
 
@@ -89,14 +91,15 @@ class Datadog:
         self.ownership = ownership
         self._redact = Redactor((target.api_key, target.app_key))
         self.timeout = timeout
-        self._client = _Client(config, pool=workers + 2)
+        # Connections for the writes under way, or for a plan's lists read at once (sync.datadog.reads).
+        self._client = _Client(config, pool=max(workers, _READS_AT_ONCE) + 2)
         # One client object per API class: monitors and composites share theirs.
         self._apis = {kind.api.client: client_class(kind.api.client)(self._client) for kind in KINDS}
         self._pacer = Pacer(time.monotonic, time.sleep)
         self._attempts = attempts
         self._backoff = backoff
         self._lock = threading.Lock()
-        self._shared: dict[Hashable, list[dict[str, Any]]] | None = None  # see shared_reads
+        self._shared: dict[Hashable, Future[list[dict[str, Any]]]] | None = None  # see shared_reads
         self.calls: Counter[str] = Counter()
         self.retried = 0
         self.throttled = 0
@@ -127,9 +130,13 @@ class Datadog:
 
     @contextmanager
     def shared_reads(self) -> Iterator[None]:
-        """Within, a list read again with the same filters is answered from the first read: monitors and
-        composites come from one endpoint, and each kind's reader asks for its own. Only for one plan's
-        reads, never across writes."""
+        """Within, a list read again with the same filters is answered from the first read, even one still
+        under way in another thread: monitors and composites come from one endpoint, each kind's reader asks
+        for its own, and a plan reads ahead while the definitions are expanded (sync.datadog.reads). Only for
+        one plan's reads, never across writes; within it, opening it again changes nothing."""
+        if self._shared is not None:
+            yield
+            return
         self._shared = {}
         try:
             yield
@@ -137,12 +144,21 @@ class Datadog:
             self._shared = None
 
     def remembered(self, at: Hashable, read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        """`read()`, or within shared_reads the answer of the first read made at the same place."""
-        if self._shared is None:
+        """`read()`, or within shared_reads the answer (or the failure) of the first read made at the same place."""
+        shared = self._shared
+        if shared is None:
             return read()
-        if at not in self._shared:
-            self._shared[at] = read()
-        return self._shared[at]
+        with self._lock:
+            first = at not in shared
+            if first:
+                shared[at] = Future()
+            answer = shared[at]
+        if first:
+            try:
+                answer.set_result(read())
+            except BaseException as exc:  # whoever waits for this read fails as the reader did
+                answer.set_exception(exc)
+        return answer.result()
 
     def key_org(self) -> str | None:
         """The UUID of the org the API key belongs to; None where the site refuses to say (it is in preview).

@@ -11,7 +11,7 @@ stranger's object.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,12 +30,7 @@ def listed(dd: Datadog, kind: Kind, env: str, desired: Sequence[Resource] = (), 
     """The live objects a plan of `env` compares with: with `adopt`, every one the list can give, to find
     the ones to take over. Where the list holds summaries, only the objects that carry a marker of this
     environment or share a title with a desired one are read whole."""
-    if kind.listing.filters == "env":
-        tags = None if adopt else f"{_ours(dd)},env:{env}"
-    else:
-        tags = MANAGED_TAG if kind.listing.filters == "ours" else None
-    expected = sum(r.kind.api.path == kind.api.path for r in desired)  # monitors and composites share a list
-    found = objects(dd, kind, tags, expected=expected)
+    found = objects(dd, kind, tags(dd, kind, env, adopt=adopt), expected=expected(kind, desired))
     if kind.listing.detail:
         titles = {r.title.strip() for r in desired if r.kind == kind}
         found = [
@@ -45,6 +40,19 @@ def listed(dd: Datadog, kind: Kind, env: str, desired: Sequence[Resource] = (), 
             for whole in _read(dd, kind, summary)
         ]
     return _live(dd, kind, found)
+
+
+def tags(dd: Datadog, kind: Kind, env: str, *, adopt: bool = False) -> str | None:
+    """The tags a plan of `env` asks the kind's list for (see above)."""
+    if kind.listing.filters == "env":
+        return None if adopt else f"{_ours(dd)},env:{env}"
+    return MANAGED_TAG if kind.listing.filters == "ours" else None
+
+
+def expected(kind: Kind, desired: Sequence[Resource]) -> int:
+    """How many objects the kind's list likely holds: what the definitions want of every kind listed with it
+    (monitors and composites share a list)."""
+    return sum(r.kind.api.path == kind.api.path for r in desired)
 
 
 def wider(dd: Datadog, kind: Kind) -> list[Live]:
@@ -66,13 +74,18 @@ def find(dd: Datadog, kind: Kind, key: str) -> list[Live]:
     return [found for found in _live(dd, kind, objects(dd, kind, tags)) if found.key == key]
 
 
-def objects(dd: Datadog, kind: Kind, tags: str | None = None, *, expected: int = 0) -> list[dict[str, Any]]:
+Expected = Callable[[], int | None]  # how many objects a list likely holds, once that is known
+
+
+def objects(dd: Datadog, kind: Kind, tags: str | None = None, *, expected: int | Expected = 0) -> list[dict[str, Any]]:
     """Every object the kind's list gives (those of kinds sharing the endpoint too), filtered by these
     comma-separated tags where it can filter; without the ones whose status says they no longer count.
     A JSON:API object comes as its attributes plus its id. `expected`: how many there are likely to be (what
-    the definitions hold), so that the pages they fill are asked for at once."""
+    the definitions hold), so that the pages they fill are asked for at once; or what says so once it is
+    known (None until then), the list read page by page meanwhile."""
     params = {kind.listing.tags: tags} if tags else {}
-    return dd.remembered((kind.api.path, kind.listing.operation, tags), lambda: _pages(dd, kind, params, expected))
+    hint = expected if callable(expected) else lambda: expected
+    return dd.remembered((kind.api.path, kind.listing.operation, tags), lambda: _pages(dd, kind, params, hint))
 
 
 def live(dd: Datadog, kind: Kind, obj: Mapping[str, Any]) -> Live:
@@ -85,12 +98,15 @@ def _live(dd: Datadog, kind: Kind, objs: Iterable[Mapping[str, Any]]) -> list[Li
     return [live(dd, kind, obj) for obj in objs if kind.listing.claims(obj)]
 
 
-def _pages(dd: Datadog, kind: Kind, params: Mapping[str, Any], expected: int = 0) -> list[dict[str, Any]]:
+def _pages(dd: Datadog, kind: Kind, params: Mapping[str, Any], expected: Expected) -> list[dict[str, Any]]:
     listing = kind.listing
     found: list[dict[str, Any]] = []
     page = largest = 0
-    ahead = _read_ahead(dd, kind, params, expected)
+    ahead: list[Any] = []
+    hinted = False
     while True:
+        if not hinted and (count := expected()) is not None:
+            ahead, hinted = _read_ahead(dd, kind, params, count, page), True
         at = page if listing.by_page else len(found)
         answer = (
             ahead.pop(0) if ahead else dd.list_page(kind, **{listing.offset: at, listing.limit: listing.size}, **params)
@@ -110,18 +126,18 @@ def _pages(dd: Datadog, kind: Kind, params: Mapping[str, Any], expected: int = 0
 _AT_ONCE = 4  # pages asked for at a time when the definitions say how many there will be
 
 
-def _read_ahead(dd: Datadog, kind: Kind, params: Mapping[str, Any], expected: int) -> list[Any]:
-    """The answers of the pages `expected` objects fill, asked for at once where the list is paged by number:
-    as many calls as reading them one after another (the last one short ends the list either way), in a
-    fraction of the time on a big org. The list then goes on as usual from the page after them."""
+def _read_ahead(dd: Datadog, kind: Kind, params: Mapping[str, Any], expected: int, first: int) -> list[Any]:
+    """The answers of the pages from `first` on that `expected` objects fill, asked for at once where the list
+    is paged by number: as many calls as reading them one after another (the last one short ends the list
+    either way), in a fraction of the time on a big org. The list then goes on as usual after them."""
     listing = kind.listing
-    pages = math.ceil(expected / listing.size)
+    pages = math.ceil(expected / listing.size) - first
     if not listing.by_page or pages < 2:
         return []
     with ThreadPoolExecutor(min(pages, _AT_ONCE)) as pool:
         asked = [
             pool.submit(dd.list_page, kind, **{listing.offset: page, listing.limit: listing.size}, **params)
-            for page in range(pages)
+            for page in range(first, first + pages)
         ]
         return [answer.result() for answer in asked]
 

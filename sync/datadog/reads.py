@@ -1,14 +1,65 @@
-"""The plan of an environment against the live org, read in as few calls as the kinds' list endpoints allow."""
+"""The plan of an environment against the live org, read in as few calls as the kinds' list endpoints allow,
+and while the definitions are still being expanded."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
-from sync.core.kinds import KINDS
+from sync.core.kinds import KINDS, Kind
 from sync.core.plan import Action, Plan, make_plan
 from sync.core.resources import Resource
 from sync.datadog import listing
 from sync.datadog.client import Datadog
+
+
+class Cancelled(Exception):
+    """The lists read ahead are no longer wanted (the expansion failed)."""
+
+
+class Ahead:
+    """The lists a plan of `env` reads, read in the background from the moment the client exists; how many
+    objects each holds is not known until the definitions are expanded, so a list goes page by page until
+    `expect` says, then asks for the pages left at once."""
+
+    def __init__(self, dd: Datadog, env: str, *, adopt: bool) -> None:
+        self._desired: Sequence[Resource] | None = None
+        self._cancelled = False
+        lists: dict[tuple[str, str | None], Kind] = {}
+        for kind in KINDS:  # monitors and composites: one list
+            lists.setdefault((kind.api.path, listing.tags(dd, kind, env, adopt=adopt)), kind)
+        self._pool = ThreadPoolExecutor(len(lists), thread_name_prefix="obs-read-ahead")
+        for (_, tags), kind in lists.items():
+            self._pool.submit(listing.objects, dd, kind, tags, expected=functools.partial(self._expected, kind))
+
+    def expect(self, desired: Sequence[Resource]) -> None:
+        self._desired = desired
+
+    def _expected(self, kind: Kind) -> int | None:
+        if self._cancelled:
+            raise Cancelled
+        return None if self._desired is None else listing.expected(kind, self._desired)
+
+    def close(self, *, cancel: bool) -> None:
+        """Done with, once every request under way has its answer; a cancelled read stops at its next page."""
+        self._cancelled = cancel
+        self._pool.shutdown(cancel_futures=cancel)
+
+
+@contextmanager
+def ahead(dd: Datadog, env: str, *, adopt: bool = False) -> Iterator[Ahead]:
+    """Within, the lists that `plan` reads are read in the background (see Ahead); their answers are shared
+    with `plan` until the block ends, and on a failure in the block they are left unread."""
+    with dd.shared_reads():
+        reading = Ahead(dd, env, adopt=adopt)
+        try:
+            yield reading
+        except BaseException:
+            reading.close(cancel=True)
+            raise
+        reading.close(cancel=False)
 
 
 def plan(dd: Datadog, env: str, desired: Sequence[Resource], *, adopt: bool = False) -> Plan:
