@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 
 from sync.core import recurrence
 from sync.core.downtimes import schedule_words
@@ -33,7 +34,7 @@ from sync.core.kinds import DOWNTIME
 from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.core.resources import Resource
 from sync.definitions.maintenance import check_grace, mutes
-from sync.definitions.model import ALL, PARKED, Definitions, Environment, Queue, Window, maintenance_of
+from sync.definitions.model import ALL, PARKED, Definitions, Environment, Queue, Schedule, Window, maintenance_of
 from sync.definitions.source import Source
 from sync.expand.settings import Shared, settings_for
 
@@ -265,7 +266,11 @@ def listing(env: Environment) -> str:
 
 
 def _words(window: Window) -> str:
-    sched = window.schedule
+    return _schedule_words(window.schedule)
+
+
+@cache  # the same few schedules, in the note of every monitor they mute
+def _schedule_words(sched: Schedule) -> str:
     if sched.rrule is not None:
         return schedule_words(
             {"recurrences": [{"rrule": sched.rrule, "duration": duration(sched.minutes)}], "timezone": sched.timezone}
