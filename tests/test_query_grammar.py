@@ -4,6 +4,7 @@ read the same way."""
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import pytest
 from hypothesis import given, settings
@@ -50,6 +51,7 @@ def _combined(children: st.SearchStrategy[Written]) -> st.SearchStrategy[Written
     return binop | clamp | plain
 
 
+@cache  # one strategy per set of modifiers: a strategy built anew in each draw is validated anew, at length
 def _expressions(modifiers: tuple[str, ...]) -> st.SearchStrategy[Written]:
     return st.recursive(_leaf(modifiers) | _number(), _combined, max_leaves=6)
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from sync.core.evaluation import correction, facts, notes
@@ -179,9 +180,18 @@ def _start(scenario: Scenario, env: Environment, monitors: dict[str, Resource]) 
 _METRIC = re.compile(r"([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)\{")
 
 
-def _reads(body: Mapping[str, Any]) -> set[str]:
+def _reads(body: Mapping[str, Any]) -> frozenset[str]:
     """The metrics a monitor or SLO body reads: each name a scope `{...}` follows, in any of its queries."""
-    return set(_METRIC.findall(json.dumps(body.get("query", "")) + json.dumps(body.get("sli_specification", ""))))
+    return _metrics_in(_text(body.get("query", ""))) | _metrics_in(_text(body.get("sli_specification", "")))
+
+
+@cache  # every scenario asks it of every monitor of its environment
+def _metrics_in(text: str) -> frozenset[str]:
+    return frozenset(_METRIC.findall(text))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
 def _check_metrics(
