@@ -6,6 +6,7 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,13 @@ from sync.aws.reads.clients import Clients, connect
 from sync.aws.reads.logs import millis
 
 if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_iam import IAMClient
+    from mypy_boto3_kms import KMSClient
+    from mypy_boto3_logs import CloudWatchLogsClient
     from mypy_boto3_logs.type_defs import InputLogEventTypeDef
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_sqs import SQSClient
 
 ACCOUNT = "123456789012"  # moto's default account
 REGION = "us-east-1"
@@ -44,6 +51,22 @@ def stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
 
 
+@cache
+def _clients(
+    endpoint: str, region: str
+) -> tuple[SNSClient, SQSClient, CloudWatchLogsClient, CloudWatchClient, KMSClient, IAMClient]:
+    """The set-up's clients: they keep nothing of a test (the moto server is emptied before each, and every World
+    is made under the same test credentials), and building them costs more than most tests' calls."""
+    return (
+        boto3.client("sns", endpoint_url=endpoint, region_name=region),
+        boto3.client("sqs", endpoint_url=endpoint, region_name=region),
+        boto3.client("logs", endpoint_url=endpoint, region_name=region),
+        boto3.client("cloudwatch", endpoint_url=endpoint, region_name=region),
+        boto3.client("kms", endpoint_url=endpoint, region_name=region),
+        boto3.client("iam", endpoint_url=endpoint, region_name=region),
+    )
+
+
 class World:
     """The AWS side of one test in one region, created through boto3 against the moto server."""
 
@@ -51,12 +74,7 @@ class World:
         self.endpoint = endpoint
         self.region = region
         self.failure_roles: dict[str, str] = {}
-        self.sns = boto3.client("sns", endpoint_url=endpoint, region_name=region)
-        self.sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=region)
-        self.logs = boto3.client("logs", endpoint_url=endpoint, region_name=region)
-        self.cloudwatch = boto3.client("cloudwatch", endpoint_url=endpoint, region_name=region)
-        self.kms = boto3.client("kms", endpoint_url=endpoint, region_name=region)
-        self.iam = boto3.client("iam", endpoint_url=endpoint, region_name=region)
+        self.sns, self.sqs, self.logs, self.cloudwatch, self.kms, self.iam = _clients(endpoint, region)
 
     def clients(self, region: str = REGION, endpoint_url: str | None = None) -> Clients:
         """The tracer's own clients, reporting the feedback roles moto accepts but never returns."""
