@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sync.core.evaluation import composite, monitor
+from sync.core.evaluation import composite, monitor, slo
 from sync.core.evaluation.feed import Feed, FeedCache, feeds, moved
 from sync.core.evaluation.notify import notifications
 from sync.core.evaluation.query import parse
@@ -219,3 +219,39 @@ def test_a_run_read_for_its_changes_changes_where_its_steps_do(
         both = composite.run("c", {"query": expression}, {"a": run, "b": b}, MINUTES + 8, set())
         assert [step.t for step in both.steps] == list(range(MINUTES + 9))
         assert Run.of("c", both.steps, False, both.start).changes == both.changes
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    series=_history(late=12),
+    threshold=st.sampled_from([0.5, 2.0, 5.0]),
+    interval=st.sampled_from([60, 300]),
+    slow_first=st.booleans(),
+)
+def test_burn_rate_alerts_sharing_their_slices_verdicts_run_as_alone(
+    series: list[Series], threshold: float, interval: int, slow_first: bool
+) -> None:
+    """The alerts of one SLO judge the same slices: sharing the verdicts (with the feeds they are known by)
+    changes no alert's run, whichever runs first; another SLO judging the same series another way shares none."""
+    slos = {
+        key: {"type": "time_slice", "sli_specification": {"time_slice": spec}, "thresholds": [{"target": 90}]}
+        for key, spec in (("e/q/age", _slice(threshold, interval)), ("e/q/other", _slice(threshold * 2, interval)))
+    }
+    alerts = [
+        {"type": "slo alert", "query": f'burn_rate("${{slo_id:{key}}}").over("30d").long_window("{long}")'
+         f'.short_window("{short}") > 2'}
+        for key in slos
+        for long, short in (("30m", "5m"), ("1h", "10m"))
+    ]  # fmt: skip
+    alerts = alerts[::-1] if slow_first else alerts
+    alone = [slo.run("k", body, slos, series, MINUTES + 8, set()).changes for body in alerts]
+    cache: FeedCache = {}
+    verdicts: slo.Verdicts = {}
+    shared = [slo.run("k", b, slos, series, MINUTES + 8, set(), cache=cache, verdicts=verdicts) for b in alerts]
+    assert [run.changes for run in shared] == alone
+    assert len(verdicts) == 2  # one way of judging the slices per SLO
+
+
+def _slice(threshold: float, interval: int) -> dict[str, Any]:
+    query = {"formulas": [{"formula": "query1"}], "queries": [{"name": "query1", "query": "max:m{queuename:q}"}]}
+    return {"query": query, "comparator": "<=", "threshold": threshold, "query_interval_seconds": interval}

@@ -102,6 +102,7 @@ class _Shared:
     sent: dict[int, tuple[Notification, ...]] = field(default_factory=dict)
     reads: dict[str, Reads] = field(default_factory=dict)
     feeds: FeedCache = field(default_factory=dict)  # the readings' series live as long as the replay
+    verdicts: slo.Verdicts = field(default_factory=dict)  # known by those feeds: as long too
     lateness: dict[int, int] = field(default_factory=dict)  # id(series) -> monitor.lateness
 
 
@@ -184,8 +185,11 @@ class _Runner:
         setup, used = self._setup, self._used
         body = setup.monitors[key]
         if body.get("type") == "slo alert":
-            cache = self._shared.feeds
-            return slo.run(key, body, setup.slos, self._series, setup.duration, used, setup.corrections, cache=cache)
+            shared = self._shared
+            return slo.run(
+                key, body, setup.slos, self._series, setup.duration, used, setup.corrections,
+                cache=shared.feeds, verdicts=shared.verdicts,
+            )  # fmt: skip
         if body.get("type") != "composite":
             return monitor.run(key, body, self._series, setup.duration, True, used, cache=self._shared.feeds)
         constituents = {ref: self.run(ref) for ref in self._read(key).monitors}

@@ -153,6 +153,7 @@ class _Shared:
         self._seen: dict[tuple[int, int], int] = {}  # (series, settle) -> what a monitor sees of it, numbered
         self._alike: dict[tuple[object, ...], int] = {}
         self._feeds: FeedCache = {}  # the case's series live as long as it does
+        self._verdicts: slo.Verdicts = {}  # and so do the feeds the slices' verdicts are known by
 
     def run(self, key: str, open_end: bool, series: tuple[Series, ...]) -> Run:
         body = self._case.monitors[key]
@@ -202,7 +203,16 @@ class _Shared:
         start = case.start.get(key)
         if body.get("type") == "slo alert":
             return slo.run(
-                key, body, case.slos, series, case.duration, used, case.corrections, start or FRESH, self._feeds
+                key,
+                body,
+                case.slos,
+                series,
+                case.duration,
+                used,
+                case.corrections,
+                start or FRESH,
+                self._feeds,
+                self._verdicts,
             )
         if body.get("type") != "composite":
             return monitor.run(key, body, series, case.duration, open_end, used, start or FRESH, self._feeds)

@@ -36,10 +36,12 @@ def run(
     corrections: Mapping[str, Sequence[tuple[int, int]]] | None = None,
     start: Start = FRESH,
     cache: FeedCache | None = None,
+    verdicts: Verdicts | None = None,
 ) -> Run:
     """The burn-rate alert's state at each minute. `corrections` holds, per SLO key, the minutes a correction
     covers: a time-slice SLO counts them as uptime, so they burn no budget. `start`: its state before minute 0.
-    `cache`: feeds shared with other runs on the same series (feed.feeds)."""
+    `cache`: feeds shared with other runs on the same series (feed.feeds); `verdicts`: with it, the slices'
+    verdicts, shared with the other alerts of the SLO (a fast and a slow burn read the same slices)."""
     query = str(body.get("query", ""))
     match = _BURN.match(query)
     if not match:
@@ -61,7 +63,7 @@ def run(
         used.add(notes.CORRECTED_SLICE)
     count_long = long_window // interval
     grid = range(-count_long * interval, (duration // interval) * interval, interval)  # every slice a window reads
-    slices = _Slices(sliced, series, interval, spec, spans, grid, cache)
+    slices = _Slices(sliced, series, interval, spec, spans, grid, cache, verdicts)
 
     def burn_rate(window: int, t: int) -> float:
         """The share of the window's complete slices that were down, over the share the budget allows."""
@@ -125,6 +127,10 @@ def _corrected(start: int, interval: int, spans: Sequence[tuple[int, int]]) -> b
     return any(a < start + interval and start < b for a, b in spans)
 
 
+# Slice verdicts per way of judging a slice: (start, points arrived) -> up.
+Verdicts = dict[tuple[object, ...], dict[tuple[int, int], bool]]
+
+
 class _Slices:
     """How many slices of a window are down, as seen at minute `t`, each slice's verdict worked out once. A
     slice's verdict changes only as its points arrive, and arrived points stay (U2): the points arrived by `t`
@@ -141,9 +147,16 @@ class _Slices:
         spans: Sequence[tuple[int, int]],
         grid: range,
         cache: FeedCache | None,
+        verdicts: Verdicts | None,
     ) -> None:
         self._query, self._interval, self._spec, self._grid = query, interval, spec, grid
         self._fed = feeds(query, series, cache)
+        # What a slice's verdict depends on besides the slice and its points arrived: the feeds (shared, so known
+        # by identity while `cache` keeps them) and how a slice is judged.
+        judged_by = (str(query), spec["threshold"], spec["comparator"], *(id(f) for f in self._fed.values()))
+        self._seen: dict[tuple[int, int], bool] = (
+            {} if verdicts is None or cache is None else verdicts.setdefault(judged_by, {})
+        )
         read = [(leaf, matching(series, leaf)) for leaf in query.leaves]
         self._arrivals = {
             start: sorted(
@@ -159,7 +172,6 @@ class _Slices:
         self._by = list(
             itertools.accumulate((arrived[-1] if arrived else grid.start for arrived in self._arrivals.values()), max)
         )
-        self._seen: dict[tuple[int, int], bool] = {}
         self._judged = {start: not _corrected(start, interval, spans) for start in grid}  # a corrected slice is up
         self._tail = (0, 0, -1, 0)  # the last (j, n, t, down) counted: the long and short windows share their tail
         self._settled = [0]  # running sum over the grid of the final verdicts that are down
