@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 MAINTENANCE = "maintenance"  # the part that marks a window's downtime or correction
-_PART = re.compile(r"[^\s/]+")
+_KEY = re.compile(r"[^\s/]+(?:/[^\s/]+)*")  # parts joined by '/': one match checks them all
 
 
 @dataclass(frozen=True, order=True)
@@ -27,14 +27,14 @@ class Key:
     parts: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if not self.parts or not all(isinstance(p, str) and _PART.fullmatch(p) for p in self.parts):
+        joined = "/".join(p if isinstance(p, str) else "" for p in self.parts)
+        if not (self.parts and _KEY.fullmatch(joined) and joined.count("/") == len(self.parts) - 1):
             raise ValueError(f"not a resource key: {self.parts!r} (parts are non-empty, without spaces or '/')")
 
     @classmethod
     def parse(cls, text: str) -> Key | None:
         """The key `text` spells, or None when it spells none (an empty part, a space, ...)."""
-        parts = tuple(text.split("/"))
-        return cls(parts) if all(_PART.fullmatch(p) for p in parts) else None
+        return cls(tuple(text.split("/"))) if _KEY.fullmatch(text) else None
 
     @classmethod
     def of(cls, text: str) -> Key:
