@@ -558,7 +558,7 @@ def test_verbose_shows_the_calls_even_when_reading_fails(
     assert int(calls.split()[2]) == len(dd.log)  # every call made was over before obs returned
 
 
-@pytest.mark.parametrize("command", ["plan", "sync"])
+@pytest.mark.parametrize("command", ["plan", "sync", "links"])
 def test_lists_read_while_expanding_never_hide_a_problem_of_the_definitions(
     obs: Obs, dd: FakeDatadog, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:

@@ -7,7 +7,7 @@ import sys
 
 from sync.cli import live
 from sync.cli.conventions import Commands, Exit, format_option
-from sync.cli.desired import checked
+from sync.cli.desired import loaded, resources
 from sync.core.kinds import Kind
 from sync.core.plan import Action
 from sync.expand import oncall
@@ -31,15 +31,17 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    defs, env, desired = checked(args.definitions, args.env)
+    defs, env = loaded(args.definitions, args.env)
     placed = oncall.chosen(defs, env, args.queue)  # an unknown queue is an error before any call
     ids: dict[tuple[Kind, str], str] = {}
     source = "nowhere (offline): dashboard links hold placeholders, monitors have no page yet"
-    if not args.offline:
+    if args.offline:
+        desired = resources(defs, env)
+    else:
         without = "add --offline for links with placeholders for the dashboard IDs"
-        with live.connected(env, timeout=args.timeout, verbose=args.verbose, without=without) as dd:
+        with live.reaching(defs, env, timeout=args.timeout, verbose=args.verbose, without=without) as dd:
             # Links show the objects obs manages already: look-alikes `sync --adopt` would take over are not yet.
-            found, source = live.plan(dd, args.env, desired, adopt=False)
+            desired, found, source = live.planned(dd, defs, env, adopt=False)
         # The objects a sync keeps; duplicates and orphans it would delete are not worth a link.
         ids = {(c.kind, c.key): c.id for c in found.changes if c.id and c.action != Action.DELETE}
     sheet = oncall.sheet(defs, env, desired, ids, placed)
