@@ -6,6 +6,7 @@ import bisect
 import itertools
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sync.core import durations
@@ -127,8 +128,16 @@ def _corrected(start: int, interval: int, spans: Sequence[tuple[int, int]]) -> b
     return any(a < start + interval and start < b for a, b in spans)
 
 
-# Slice verdicts per way of judging a slice: (start, points arrived) -> up.
-Verdicts = dict[tuple[object, ...], dict[tuple[int, int], bool]]
+@dataclass
+class Judged:
+    """What the alerts of an SLO share of its slices on the same series: each slice's verdict per count of its
+    points arrived, and the arrival minutes of its points."""
+
+    seen: dict[tuple[int, int], bool] = field(default_factory=dict)
+    arrivals: dict[int, list[int]] = field(default_factory=dict)
+
+
+Verdicts = dict[tuple[object, ...], Judged]  # per way of judging a slice
 
 
 class _Slices:
@@ -154,20 +163,19 @@ class _Slices:
         # What a slice's verdict depends on besides the slice and its points arrived: the feeds (shared, so known
         # by identity while `cache` keeps them) and how a slice is judged.
         judged_by = (str(query), spec["threshold"], spec["comparator"], *(id(f) for f in self._fed.values()))
-        self._seen: dict[tuple[int, int], bool] = (
-            {} if verdicts is None or cache is None else verdicts.setdefault(judged_by, {})
-        )
+        judged = Judged() if verdicts is None or cache is None else verdicts.setdefault(judged_by, Judged())
+        self._seen = judged.seen
         read = [(leaf, matching(series, leaf)) for leaf in query.leaves]
-        self._arrivals = {
-            start: sorted(
-                s.arrival.get(m, m)
-                for leaf, matched in read
-                for s in matched
-                for m in range(start - leaf.shift, start + interval - leaf.shift)
-                if m in s.points
-            )
-            for start in grid
-        }
+        for start in grid:
+            if start not in judged.arrivals:
+                judged.arrivals[start] = sorted(
+                    s.arrival.get(m, m)
+                    for leaf, matched in read
+                    for s in matched
+                    for m in range(start - leaf.shift, start + interval - leaf.shift)
+                    if m in s.points
+                )
+        self._arrivals = {start: judged.arrivals[start] for start in grid}
         # At each index of the grid, the minute by which that slice and every earlier one have all their points.
         self._by = list(
             itertools.accumulate((arrived[-1] if arrived else grid.start for arrived in self._arrivals.values()), max)
