@@ -203,17 +203,9 @@ class _Shared:
         start = case.start.get(key)
         if body.get("type") == "slo alert":
             return slo.run(
-                key,
-                body,
-                case.slos,
-                series,
-                case.duration,
-                used,
-                case.corrections,
-                start or FRESH,
-                self._feeds,
-                self._verdicts,
-            )
+                key, body, case.slos, series, case.duration, used, case.corrections, start or FRESH,
+                cache=self._feeds, verdicts=self._verdicts,
+            )  # fmt: skip
         if body.get("type") != "composite":
             return monitor.run(key, body, series, case.duration, open_end, used, start or FRESH, self._feeds)
         constituents = {}
