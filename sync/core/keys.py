@@ -34,7 +34,13 @@ class Key:
     @classmethod
     def parse(cls, text: str) -> Key | None:
         """The key `text` spells, or None when it spells none (an empty part, a space, ...)."""
-        return cls(tuple(text.split("/"))) if _KEY.fullmatch(text) else None
+        if not _KEY.fullmatch(text):
+            return None
+        # The match checked every part: built without __post_init__ checking them again (a fleet's expansion
+        # parses tens of thousands of keys).
+        key = object.__new__(cls)
+        object.__setattr__(key, "parts", tuple(text.split("/")))
+        return key
 
     @classmethod
     def of(cls, text: str) -> Key:

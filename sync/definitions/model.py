@@ -75,15 +75,18 @@ class Queue:
     tags: tuple[str, ...] = ()
     metrics: Mapping[str, Overlay] = field(default_factory=dict)
 
-    def has(self, feature: str) -> bool:
-        """Whether the queue has a feature a metric may require: worker, dlq, topics, slo or traffic."""
-        return {
+    @cached_property
+    def features(self) -> frozenset[str]:
+        """The features a metric may require that the queue has: worker, dlq, topics, slo and traffic (asked for
+        every metric of every queue of every environment, so worked out once)."""
+        has = {
             "worker": self.worker is not None,
             "dlq": self.dlq is not None,
             "topics": bool(self.topics),
             "slo": self.slo_seconds is not None,
             "traffic": self.silence_minutes is not None,
-        }[feature]
+        }
+        return frozenset(feature for feature, present in has.items() if present)
 
 
 # How a maintenance window that names nothing treats a metric's monitors: its file's `maintenance` key.

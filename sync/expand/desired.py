@@ -135,16 +135,16 @@ def applies(defs: Definitions, metric: Metric, queue: Queue, needs: Needs | None
         if needs is not None:
             needs[at] = found
     base, by_class = found
-    if not all(queue.has(feature) for feature in base):
+    if not base <= queue.features:
         return False
-    for feature in sorted(by_class):
-        if not queue.has(feature):
-            field = _FEATURE_FIELD[feature]
-            raise defs.inventory.error(
-                ("queues", defs.queue_index[queue.name]),
-                f"queue '{queue.name}' has no {field}, which metric '{metric.name}' needs for {queue.cls} queues",
-                f"add {field} to the queue, or change its class",
-            )
+    missing = sorted(by_class - queue.features)
+    if missing:
+        field = _FEATURE_FIELD[missing[0]]
+        raise defs.inventory.error(
+            ("queues", defs.queue_index[queue.name]),
+            f"queue '{queue.name}' has no {field}, which metric '{metric.name}' needs for {queue.cls} queues",
+            f"add {field} to the queue, or change its class",
+        )
     return True
 
 
