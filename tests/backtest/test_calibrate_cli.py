@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,11 +44,18 @@ def _at(text: str) -> datetime:
 
 
 @pytest.fixture
-def planted(history: None, dd: FakeDatadog, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+def cache(tmp_path: Path) -> str:
+    """The backtest's cache for one test: the planted history's day is finished, so a test's first run reads it
+    from CloudWatch and the runs after it from here (moto scans every point for each minute of each query)."""
+    return str(tmp_path / "cache")
+
+
+@pytest.fixture
+def planted(history: None, dd: FakeDatadog, capsys: pytest.CaptureFixture[str], cache: str) -> list[dict[str, Any]]:
     """The model's notifications of the age monitor (each a transition here), with the real events planted."""
     assert main(["--definitions", str(DEFS), "sync", "--env", "prod", "--yes"]) == 0
     capsys.readouterr()
-    code, out, _ = _backtest(capsys, "--no-cache")
+    code, out, _ = _backtest(capsys, "--cache", cache)
     assert code == 0
     age = next(m for m in json.loads(out)["monitors"] if m["key"] == "prod/introduction/age")
     ids = _ids(dd)
@@ -67,9 +75,9 @@ def planted(history: None, dd: FakeDatadog, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_calibration_matches_the_lagged_transitions_and_names_the_arrival_assumption(
-    planted: list[dict[str, Any]], dd: FakeDatadog, capsys: pytest.CaptureFixture[str]
+    planted: list[dict[str, Any]], dd: FakeDatadog, capsys: pytest.CaptureFixture[str], cache: str
 ) -> None:
-    code, out, err = _backtest(capsys, "--no-cache", "--calibrate")
+    code, out, err = _backtest(capsys, "--cache", cache, "--calibrate")
     assert code == 0, err
     found = json.loads(out)["calibration"]
     assert dd.calls("POST", SEARCH) == 2  # 1,009 events in the period: pages of 1,000
@@ -95,9 +103,9 @@ def test_calibration_matches_the_lagged_transitions_and_names_the_arrival_assump
 
 
 def test_the_text_report_prints_the_agreement_and_the_assumption(
-    planted: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+    planted: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], cache: str
 ) -> None:
-    code, out, err = _backtest(capsys, "--no-cache", "--calibrate", fmt="text")
+    code, out, err = _backtest(capsys, "--cache", cache, "--calibrate", fmt="text")
     assert code == 0, err
     total = len(planted)
     assert f"agreement {total / (total + 1):.0%}, {total} transitions matched, 1 missed" in out
@@ -106,7 +114,7 @@ def test_the_text_report_prints_the_agreement_and_the_assumption(
         f"  U6: crawler transitions come a median {LAG} min after the model's latest arrival ({total} matched)" in out
     )
     assert f"prod/introduction/dlq (crawler): missed: alert at {DLQ_ALERT.strftime('%Y-%m-%d %H:%MZ')}" in out
-    code, out, _ = _backtest(capsys, "--no-cache", "--calibrate", fmt="markdown")
+    code, out, _ = _backtest(capsys, "--cache", cache, "--calibrate", fmt="markdown")
     assert "- points at **U6**:" in out and "| `prod/introduction/dlq` | crawler | 0 | 1 | 0 |" in out
 
 
@@ -122,9 +130,9 @@ def test_calibrate_without_datadog_keys_says_what_it_needs(
 
 
 def test_a_key_without_events_read_is_told_so(
-    planted: list[dict[str, Any]], dd: FakeDatadog, capsys: pytest.CaptureFixture[str]
+    planted: list[dict[str, Any]], dd: FakeDatadog, capsys: pytest.CaptureFixture[str], cache: str
 ) -> None:
     dd.faults.targeted.append(Targeted("POST", SEARCH, status=403, error="Forbidden"))
-    code, _, err = _backtest(capsys, "--no-cache", "--calibrate")
+    code, _, err = _backtest(capsys, "--cache", cache, "--calibrate")
     assert code == 1
     assert "events_read" in err and "Traceback" not in err
