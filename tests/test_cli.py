@@ -16,7 +16,7 @@ import referencing
 import yaml
 
 from sync.cli.app import main, parser, reader_gone
-from sync.cli.conventions import Exit
+from sync.cli.conventions import COMMANDS, Exit
 from tests.conftest import EXAMPLE, JOBS, ROOT, desired
 
 FOLDER_KINDS = {"monitors": "metric", "environments": "environment", "dashboards": "dashboard", "scenarios": "scenario"}
@@ -277,6 +277,18 @@ def test_top_level_help_names_every_command(capsys: pytest.CaptureFixture[str]) 
     assert out.startswith("usage: obs ")
     for command in _command_names():
         assert f"\n    {command} " in out
+
+
+def test_the_top_level_help_loads_no_command() -> None:
+    # `obs --help` lists every command from the table of commands: loading their modules took it a second.
+    probe = "import sys\nfrom sync.cli.app import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+    probe += "print(*sorted(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: obs ")
+    loaded = set(done.stdout.splitlines()[-1].split())
+    assert not loaded & {f"sync.cli.{module}" for _, module, _ in COMMANDS}
+    assert all(f"\n    {name} " in done.stdout for name, _, _ in COMMANDS)
 
 
 def test_python_m_sync_cli_is_the_command_line() -> None:

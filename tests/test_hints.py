@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from sync.cli import app
 from sync.cli.app import main, parser
+from sync.cli.conventions import COMMANDS as COMMAND_TABLE
 
 from .conftest import JOBS, ROOT
 
@@ -78,7 +78,7 @@ def _module_commands() -> dict[str, set[str]]:
     """Each command module's file name -> the commands it registers that run (`maintenance start`, not
     `maintenance`): a message there belongs to one of them."""
     found: dict[str, set[str]] = {}
-    for _, name in app.COMMANDS:
+    for _, name, _ in COMMAND_TABLE:
         module = importlib.import_module(f"sync.cli.{name}")
         top = argparse.ArgumentParser()
         module.register(top.add_subparsers())

@@ -15,29 +15,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from sync.cli.colour import CHOICES as COLOR_CHOICES
-from sync.cli.conventions import Exit
+from sync.cli.conventions import COMMANDS, Exit
 from sync.core.redaction import Redactor
 from sync.datadog.credentials import API_KEY, APP_KEY
 from sync.errors import ObsError
 
-# Each command and the module below sync.cli that registers and runs it, in the order `obs --help` lists them.
-# A run imports only its own command's module: the others load AWS's and Datadog's clients and the backtest's
-# engine, which would cost every command a third of a second.
-COMMANDS = (
-    ("init", "init"),
-    ("validate", "validate"),
-    ("test", "test_cmd"),
-    ("backtest", "backtest"),
-    ("render", "render"),
-    ("plan", "plan"),
-    ("sync", "sync_cmd"),
-    ("diff", "diff"),
-    ("links", "links"),
-    ("schemas", "schemas"),
-    ("trace", "trace"),
-    ("audit", "audit"),
-    ("maintenance", "maintenance"),
-)
 _VALUED = {"--definitions", "--color", "--colour"}  # global options that take a value before the command
 DEFINITIONS_ENV = "OBS_DEFINITIONS"
 
@@ -122,10 +104,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(Exit.ERROR, f"error: {message}\n")
 
 
-def _command_in(argv: Sequence[str]) -> str | None:
+def _command_in(argv: Sequence[str]) -> str:
     """The command a command line runs, read before parsing it: the first word that is not an option or the
-    value of a global one. None when there is none (`obs --help`): then every command is loaded."""
-    names = {name for name, _ in COMMANDS}
+    value of a global one. "" when that is no command, or there is none (`obs --help`): then no command is
+    loaded, and the table names them all."""
+    names = {name for name, _, _ in COMMANDS}
     skip = False
     for word in argv:
         if skip:
@@ -133,13 +116,13 @@ def _command_in(argv: Sequence[str]) -> str | None:
         elif word.startswith("-"):
             skip = word in _VALUED
         else:
-            return word if word in names else None
-    return None
+            return word if word in names else ""
+    return ""
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with `only`, the other commands are named but not loaded (running one of them
-    parses again with all)."""
+    """The whole command line; with `only`, the other commands are named with their summary but not loaded
+    (running one of them parses again with all)."""
     top = _Parser(
         prog="obs",
         description="Datadog monitors and dashboards for SNS -> SQS -> ECS job queues, as code.",
@@ -149,11 +132,11 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"obs {version()}")
     _global_options(top, default=Path(os.environ.get(DEFINITIONS_ENV) or "."))
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, module in COMMANDS:
+    for name, module, summary in COMMANDS:
         if only in (None, name):
             importlib.import_module(f"sync.cli.{module}").register(commands)
         else:
-            commands.add_parser(name).set_defaults(handler=None)
+            commands.add_parser(name, help=summary).set_defaults(handler=None)
     for sub in _nested(commands):  # every command and subcommand (obs maintenance start), however it was added
         # A subcommand's defaults would overwrite what was given before it, so here there are none:
         # an option given after the command wins, one given before stays, else the default above holds.

@@ -12,7 +12,7 @@ from sync.aws.auditing.report import render
 from sync.aws.core.audit import AuditResult, monitored
 from sync.aws.core.declared import queue_specs
 from sync.aws.core.findings import SEVERITIES, WARNING, at_least
-from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, format_option
 from sync.definitions.load import load
 from sync.definitions.model import Definitions, Environment
 from sync.errors import ObsError
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "audit",
-        help="check the live SNS -> SQS wiring of an environment against the definitions (read-only)",
+        help=SUMMARIES["audit"],
         description="Read every queue, DLQ, topic, subscription and logging role the environment declares, with "
         "read-only AWS calls, and report what differs from the definitions or will lose messages, with the fix. "
         f"Exit {Exit.OK} when nothing is found at or above --severity, {Exit.FOUND} (as obs trace's failures "

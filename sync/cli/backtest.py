@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sync.aws.backtest.cache import Cache
 from sync.cli import calibrating, replaying
-from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, format_option
 from sync.core.backtest.fetched import SOURCES
 from sync.core.resources import Resource
 from sync.definitions.load import load
@@ -24,7 +24,7 @@ CACHE = Path(".obs-cache") / "backtest"
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "backtest",
-        help="replay the environment's monitors over real metric history: what would have paged",
+        help=SUMMARIES["backtest"],
         description="Reads the series every monitor of the environment reads from CloudWatch (GetMetricData, "
         "credentials from the standard AWS chain), or with --source datadog from Datadog's timeseries query "
         "(DD_API_KEY and DD_APP_KEY, the timeseries_query permission), and evaluates every monitor, composite "

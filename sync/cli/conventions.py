@@ -1,4 +1,4 @@
-"""What every command shares with its callers: the exit codes and the output formats."""
+"""What every command shares with its callers: the command table, the exit codes and the output formats."""
 
 from __future__ import annotations
 
@@ -10,6 +10,26 @@ from typing import TypeAlias
 # How the command modules receive the subcommand table from the parser assembly (a string: the class
 # is not subscriptable at run time).
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+# Each command, the module below sync.cli that registers and runs it, and its line in `obs --help`, in the order
+# `obs --help` lists them. A run imports only its own command's module, and `obs --help` none: the modules load
+# AWS's and Datadog's clients and the backtest's engine, which would cost every command a second.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("init", "init", "start a definitions folder that uses the catalogue shipped with obs"),
+    ("validate", "validate", "check every definition in every environment, offline"),
+    ("test", "test_cmd", "evaluate the monitors on the scenarios in scenarios/, offline, the way Datadog does"),
+    ("backtest", "backtest", "replay the environment's monitors over real metric history: what would have paged"),
+    ("render", "render", "write each resource's exact API request body as JSON"),
+    ("plan", "plan", "show what a sync would change in the live org"),
+    ("sync", "sync_cmd", "make the live org match the definitions: print the plan, then apply it"),
+    ("diff", "diff", "preview what a change of the definitions does in every environment, offline (for pull requests)"),
+    ("links", "links", "print where to look for each queue: dashboard, monitors, runbook, AWS consoles"),
+    ("schemas", "schemas", "write the JSON Schemas of the definition files, for editors"),
+    ("trace", "trace", "name the messages that failed SNS -> SQS delivery, and why"),
+    ("audit", "audit", "check the live SNS -> SQS wiring of an environment against the definitions (read-only)"),
+    ("maintenance", "maintenance", "start, end and list maintenance windows (Datadog downtimes)"),
+)
+SUMMARIES = {name: summary for name, _, summary in COMMANDS}
 
 
 class Exit(IntEnum):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sync.cli import colour, expanding
-from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, detailed_exitcode_option, format_option
 from sync.core.backtest.fetched import SOURCES
 from sync.core.namespaces import NO_NAMESPACE, Ownership
 from sync.definitions import maintenance
@@ -24,7 +24,7 @@ from sync.report import backtest as backtest_report
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "diff",
-        help="preview what a change of the definitions does in every environment, offline (for pull requests)",
+        help=SUMMARIES["diff"],
         description="Render the definitions of two git revisions and diff each environment's monitors and "
         "dashboards with the engine of `obs plan`, without credentials. The base is read from git; the working "
         f"tree is never touched. Exit {Exit.OK} with no changes, {Exit.CHANGES} with changes and "

@@ -14,14 +14,14 @@ from pathlib import Path
 import botocore.session
 
 from sync.cli import init_files
-from sync.cli.conventions import Commands, Exit
+from sync.cli.conventions import SUMMARIES, Commands, Exit
 from sync.core import namespaces
 from sync.definitions import schema
 from sync.errors import ObsError
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("init", help="start a definitions folder that uses the catalogue shipped with obs")
+    parser = commands.add_parser("init", help=SUMMARIES["init"])
     parser.add_argument("dir", type=Path, metavar="DIR", help="the folder to create (absent or empty)")
     parser.add_argument(
         "--env",

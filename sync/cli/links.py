@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from sync.cli import live
-from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, format_option
 from sync.cli.desired import loaded, resources
 from sync.core.kinds import Kind
 from sync.core.plan import Action
@@ -15,9 +15,7 @@ from sync.report import links as sheets
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser(
-        "links", help="print where to look for each queue: dashboard, monitors, runbook, AWS consoles"
-    )
+    parser = commands.add_parser("links", help=SUMMARIES["links"])
     parser.add_argument("--env", required=True, help="the environment")
     parser.add_argument(
         "--queue",

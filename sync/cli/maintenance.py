@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sync.cli import live
-from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, format_option
 from sync.cli.desired import checked
 from sync.core import durations
 from sync.core.downtimes import schedule_words
@@ -33,7 +33,7 @@ from sync.report.vocabulary import many
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("maintenance", help="start, end and list maintenance windows (Datadog downtimes)")
+    parser = commands.add_parser("maintenance", help=SUMMARIES["maintenance"])
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     start = actions.add_parser(
         "start", help="mute now what a window mutes by default: the metrics declared parked or stopped"

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sync.cli import approval, audit, colour, live
-from sync.cli.conventions import Commands, Exit, detailed_exitcode_option, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, detailed_exitcode_option, format_option
 from sync.cli.desired import loaded, resources
 from sync.core.plan import make_plan
 from sync.errors import ObsError
@@ -15,7 +15,7 @@ from sync.report import changes, saved_plan
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("plan", help="show what a sync would change in the live org")
+    parser = commands.add_parser("plan", help=SUMMARIES["plan"])
     parser.add_argument("--env", required=True, help="the environment to plan")
     parser.add_argument("--offline", action="store_true", help="plan against an empty org, without credentials")
     parser.add_argument(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sync.cli import expanding
-from sync.cli.conventions import Commands, Exit
+from sync.cli.conventions import SUMMARIES, Commands, Exit
 from sync.cli.desired import counted
 from sync.core import placeholders
 from sync.core.body_text import body_text
@@ -20,7 +20,7 @@ from sync.definitions.load import load
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("render", help="write each resource's exact API request body as JSON")
+    parser = commands.add_parser("render", help=SUMMARIES["render"])
     parser.add_argument("--env", help="the environment to render (default: every one, each to DIR/<env>)")
     parser.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="writes DIR/monitors, DIR/dashboards and DIR/slos"

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from sync.cli.conventions import Commands, Exit
+from sync.cli.conventions import SUMMARIES, Commands, Exit
 from sync.definitions import schema
 
 # Where each kind of definition file lives in a definitions folder, and the schema that checks it.
@@ -20,7 +20,7 @@ _PLACES = (
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("schemas", help="write the JSON Schemas of the definition files, for editors")
+    parser = commands.add_parser("schemas", help=SUMMARIES["schemas"])
     parser.add_argument("--out", required=True, type=Path, metavar="DIR")
     parser.set_defaults(handler=run)
 

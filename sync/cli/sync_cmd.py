@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sync.cli import approval, colour, live
-from sync.cli.conventions import Commands, Exit
+from sync.cli.conventions import SUMMARIES, Commands, Exit
 from sync.cli.desired import loaded
 from sync.core import guard
 from sync.core.outcome import Outcome
@@ -22,7 +22,7 @@ from sync.report import changes, saved_plan
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("sync", help="make the live org match the definitions: print the plan, then apply it")
+    parser = commands.add_parser("sync", help=SUMMARIES["sync"])
     parser.add_argument("--env", required=True, help="the environment to sync")
     parser.add_argument(
         "--dry-run", action="store_true", help="check every changed monitor with the API; write nothing"

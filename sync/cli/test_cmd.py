@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sync.cli import colour
-from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, format_option
 from sync.cli.progress import Progress
 from sync.core.backtest.fetched import SOURCES
 from sync.core.evaluation.simulate import Result, simulate
@@ -25,7 +25,7 @@ from sync.report import coverage, evaluation
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "test",
-        help="evaluate the monitors on the scenarios in scenarios/, offline, the way Datadog does",
+        help=SUMMARIES["test"],
         description="Runs every scenario (scenarios/*.yaml) against the monitors of each environment it applies "
         "to and checks its expectations: pages in time, no page, recovery, no data. Exit 0 when all pass, "
         "1 when any fails or cannot be evaluated. With --record, writes a scenario from a window of a queue's real "

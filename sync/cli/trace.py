@@ -14,7 +14,7 @@ from sync.aws.core.failures import Window
 from sync.aws.core.target import TraceTarget, is_topic_arn, parse_duration, target_from_arn, window_bounds
 from sync.aws.tracing.report import render_json, render_table
 from sync.aws.tracing.resolve import resolve_queues, target_from_definitions
-from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, format_option
 from sync.errors import ObsError
 
 # boto3 takes about half of obs's start-up: it is imported when a trace runs, not by every command.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "trace",
-        help="name the messages that failed SNS -> SQS delivery, and why",
+        help=SUMMARIES["trace"],
         description="Read the topic's SNS delivery-status Failure log and list each failed message with its "
         f"cause and fix. Exit {Exit.OK} when nothing failed, {Exit.FOUND} when failures were found, "
         f"{Exit.ERROR} on error.",

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sync.cli import expanding
-from sync.cli.conventions import Commands, Exit, format_option
+from sync.cli.conventions import SUMMARIES, Commands, Exit, format_option
 from sync.cli.desired import counted
 from sync.core.resources import Resource
 from sync.definitions.load import load
@@ -26,7 +26,7 @@ JSON_VERSION = 1
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "validate",
-        help="check every definition in every environment, offline",
+        help=SUMMARIES["validate"],
         description="Checks every definition in every environment, offline. With --format json, one document on "
         "stdout in either case: {version, ok, errors: [{file, line, key, what, fix}], notes, warnings, queues, "
         "metrics, scenarios, environments: {NAME: {KIND: COUNT}}}; exit 1 when ok is false.",
