@@ -15,6 +15,7 @@ import pytest
 import referencing
 import yaml
 
+from sync.cli import app
 from sync.cli.app import main, parser, reader_gone
 from sync.cli.conventions import COMMANDS, Exit
 from tests.conftest import EXAMPLE, JOBS, ROOT, desired
@@ -304,14 +305,16 @@ def test_a_command_loads_only_its_own_module() -> None:
     # `obs validate` runs without the AWS and Datadog clients or the backtest's engine in memory: each would
     # cost every command start-up time.
     probe = "import sys; from sync.cli.app import main; main(sys.argv[1:]); print(*sorted(sys.modules))"
-    for argv in (["validate"], ["--definitions", ".", "validate"], ["--color", "never", "validate"]):
-        done = subprocess.run(
-            [sys.executable, "-c", probe, *argv], cwd=EXAMPLE, capture_output=True, text=True, check=False
-        )
-        assert done.returncode == 0, done.stderr
-        modules = set(done.stdout.splitlines()[-1].split())
-        assert "sync.cli.validate" in modules, argv
-        assert not modules & {"boto3", "sync.cli.replaying", "sync.cli.backtest", "sync.cli.audit"}, argv
+    argv = [sys.executable, "-c", probe, "--color", "never", "validate"]
+    done = subprocess.run(argv, cwd=EXAMPLE, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    modules = set(done.stdout.splitlines()[-1].split())
+    assert "sync.cli.validate" in modules
+    assert not modules & {"boto3", "sync.cli.replaying", "sync.cli.backtest", "sync.cli.audit"}
+    # The command is found past global options, and a value of one is not taken for it.
+    for argv in (["validate"], ["--definitions", ".", "validate"], ["--debug", "validate", "--format", "json"]):
+        assert app._command_in(argv) == "validate", argv
+    assert app._command_in(["--definitions", "plan", "--help"]) == ""
     # `obs test` runs the scenarios without them too: only --record reads real history.
     scenarios = ROOT / "tests" / "fixtures" / "evaluation"
     done = subprocess.run(
