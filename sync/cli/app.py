@@ -121,8 +121,8 @@ def _command_in(argv: Sequence[str]) -> str:
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with `only`, the other commands are named with their summary but not loaded
-    (running one of them parses again with all)."""
+    """The whole command line; with `only` (a command's name, or "" for none), the other commands are named
+    with their summary but not loaded (running one of them parses again with all)."""
     top = _Parser(
         prog="obs",
         description="Datadog monitors and dashboards for SNS -> SQS -> ECS job queues, as code.",
