@@ -21,7 +21,7 @@ def test_the_first_retry_waits_what_obs_retry_wait_says(
     assert obs("plan", "--env", "prod", "--verbose") == 1
     waited = time.monotonic() - began
     retried = re.search(r"(\d+) retried", obs.err)
-    assert retried and int(retried[1]) % 4 == 0  # every list read at once, each tried five times
+    assert retried and int(retried[1]) >= 4  # the list that failed was tried five times, the others stop with it
     assert "HTTP 5" in obs.err
     assert waited > 1.5  # at least half of each wait (the jitter), 0.1 + 0.2 + 0.4 + 0.8
 

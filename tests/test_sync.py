@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from contextlib import closing
@@ -25,6 +26,7 @@ from sync.report import changes as report
 
 from .conftest import Obs, desired
 from .fakedd import LATE_COMMIT, LOST, LOST_RESPONSE, TIMED_OUT, FakeDatadog, Targeted
+from .test_diff import generated_queues
 
 KEY = re.compile(r"^obs-key:(.+)$")
 
@@ -576,6 +578,27 @@ def test_lists_read_while_expanding_never_hide_a_problem_of_the_definitions(
     monkeypatch.delenv("DD_API_KEY")
     assert obs(command, "--env", "staging") == 1
     assert said in obs.err and "DD_API_KEY" not in obs.err
+
+
+def test_a_problem_of_the_definitions_is_said_at_once_while_a_list_waits_out_a_rate_limit(
+    obs: Obs, dd: FakeDatadog
+) -> None:
+    """Every read is refused with a 429 whose window ends in a minute: the lists read ahead wait for it. The
+    expansion then fails: obs says why at once, and no list is asked for again after the wait."""
+    staging = obs.definitions / "environments" / "staging.yaml"
+    staging.write_text(
+        staging.read_text().replace("name: staging\n", "name: staging\nmetrics:\n  deletes_none: {enabled: false}\n", 1)
+    )
+    queues = obs.definitions / "queues.yaml"
+    queues.write_text(queues.read_text() + generated_queues(100))  # an expansion that outlasts the first answers
+    dd.faults.throttle_rate, dd.faults.rate_period = 1.0, 60.0
+    began = time.monotonic()
+    assert obs("plan", "--env", "staging") == 1
+    assert time.monotonic() - began < 30  # not after the window: a read that waits for it is let go unsent
+    assert "metric 'deletes_none' makes no monitor for queue 'critical' in staging" in obs.err
+    assert "Traceback" not in obs.err
+    asked = Counter((r.method, r.path) for r in dd.log)
+    assert asked and all(r.status == 429 for r in dd.log) and max(asked.values()) == 1, asked
 
 
 class _LastCreateOfAgeLosesItsAnswer(Datadog):

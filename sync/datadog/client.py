@@ -95,7 +95,8 @@ class Datadog:
         self._client = _Client(config, pool=max(workers, _READS_AT_ONCE) + 2)
         # One client object per API class: monitors and composites share theirs.
         self._apis = {kind.api.client: client_class(kind.api.client)(self._client) for kind in KINDS}
-        self._pacer = Pacer(time.monotonic, time.sleep)
+        self._cut = threading.Event()  # set while waits are cut (cut_waits): every sleep below ends at once
+        self._pacer = Pacer(time.monotonic, self._cut.wait)
         self._attempts = attempts
         self._backoff = backoff
         self._lock = threading.Lock()
@@ -222,8 +223,22 @@ class Datadog:
                 raise
 
     def backoff(self, failures: int) -> None:
-        """Wait before trying again after the given number of failures, with jitter."""
-        time.sleep(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
+        """Wait before trying again after the given number of failures, with jitter (less when waits are cut:
+        the next try is then let go unsent)."""
+        self._cut.wait(min(self._backoff * 2 ** (failures - 1), 8.0) * random.uniform(0.5, 1.0))  # noqa: S311
+
+    @contextmanager
+    def cut_waits(self) -> Iterator[None]:
+        """Within, no request waits for the rate limit or before a retry: one that would is let go unsent, and
+        its caller gets Halted. For reads no longer wanted (sync.datadog.reads), whose threads obs waits for
+        before it returns: they end with the requests under way, not after a rate limit's window."""
+        self._cut.set()
+        self._pacer.halt(True)
+        try:
+            yield
+        finally:
+            self._pacer.halt(False)
+            self._cut.clear()
 
     def _method(self, kind: Kind, name: str) -> Callable[..., Any]:
         method: Callable[..., Any] = getattr(self._apis[kind.api.client], name)

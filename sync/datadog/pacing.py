@@ -12,6 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 
+class Halted(Exception):
+    """A request held back was let go unsent: the waits were cut (Pacer.halt), its answer is no longer wanted."""
+
+
 @dataclass
 class _Budget:
     remaining: int  # what we may still send in this window, never more than the server allows
@@ -20,9 +24,11 @@ class _Budget:
 
 
 class Pacer:
-    def __init__(self, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+    def __init__(self, clock: Callable[[], float], sleep: Callable[[float], object]) -> None:
+        """`sleep`: a wait that `halt` must be able to end early, when it is cut short at all (an Event's)."""
         self._clock = clock
         self._sleep = sleep
+        self._halted = False
         self._lock = threading.Condition()
         self._budgets: dict[str, _Budget] = {}
         self._in_flight: dict[str, int] = {}
@@ -31,9 +37,11 @@ class Pacer:
         self._held_since = 0.0
 
     def acquire(self, group: str) -> None:
-        """Block until a request in `group` fits in the current window."""
+        """Block until a request in `group` fits in the current window; Halted when the waits are cut."""
         with self._lock:
             while True:
+                if self._halted:
+                    raise Halted
                 budget = self._budgets.get(group)
                 now = self._clock()
                 if budget is None or now >= budget.resets_at:
@@ -58,6 +66,13 @@ class Pacer:
                             self._lock.acquire()
                 finally:
                     self._unhold()
+
+    def halt(self, halted: bool) -> None:
+        """While halted, a request held back, or about to be, raises Halted instead of waiting (the caller ends
+        a sleep it gave as `sleep` itself)."""
+        with self._lock:
+            self._halted = halted
+            self._lock.notify_all()
 
     def _hold(self, now: float) -> None:
         if self._held == 0:

@@ -25,6 +25,7 @@ class Ahead:
     `expect` says, then asks for the pages left at once."""
 
     def __init__(self, dd: Datadog, env: str, *, adopt: bool) -> None:
+        self._dd = dd
         self._desired: Sequence[Resource] | None = None
         self._cancelled = False
         lists: dict[tuple[str, str | None], Kind] = {}
@@ -43,9 +44,14 @@ class Ahead:
         return None if self._desired is None else listing.expected(kind, self._desired)
 
     def close(self, *, cancel: bool) -> None:
-        """Done with, once every request under way has its answer; a cancelled read stops at its next page."""
+        """Done with, once every request under way has its answer; a cancelled read stops at its next page, or
+        at once where it waits for the rate limit or to try again."""
         self._cancelled = cancel
-        self._pool.shutdown(cancel_futures=cancel)
+        if not cancel:
+            self._pool.shutdown()
+            return
+        with self._dd.cut_waits():
+            self._pool.shutdown(cancel_futures=True)
 
 
 @contextmanager
