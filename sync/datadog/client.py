@@ -229,9 +229,9 @@ class Datadog:
 
     @contextmanager
     def cut_waits(self) -> Iterator[None]:
-        """Within, no request waits for the rate limit or before a retry: one that would is let go unsent, and
-        its caller gets Halted. For reads no longer wanted (sync.datadog.reads), whose threads obs waits for
-        before it returns: they end with the requests under way, not after a rate limit's window."""
+        """Within, no request is sent: one about to be, or waiting for the rate limit or before a retry, is let
+        go, and its caller gets Halted. For reads no longer wanted (sync.datadog.reads), whose threads obs
+        waits for before it returns: they end with the requests under way, not after a rate limit's window."""
         self._cut.set()
         self._pacer.halt(True)
         try:

@@ -68,8 +68,8 @@ class Pacer:
                     self._unhold()
 
     def halt(self, halted: bool) -> None:
-        """While halted, a request held back, or about to be, raises Halted instead of waiting (the caller ends
-        a sleep it gave as `sleep` itself)."""
+        """While halted, every request asking to go raises Halted, one held back included (the caller ends a
+        sleep it gave as `sleep` itself)."""
         with self._lock:
             self._halted = halted
             self._lock.notify_all()

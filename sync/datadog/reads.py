@@ -15,10 +15,6 @@ from sync.datadog import listing
 from sync.datadog.client import Datadog
 
 
-class Cancelled(Exception):
-    """The lists read ahead are no longer wanted (the expansion failed)."""
-
-
 class Ahead:
     """The lists a plan of `env` reads, read in the background from the moment the client exists; how many
     objects each holds is not known until the definitions are expanded, so a list goes page by page until
@@ -27,7 +23,6 @@ class Ahead:
     def __init__(self, dd: Datadog, env: str, *, adopt: bool) -> None:
         self._dd = dd
         self._desired: Sequence[Resource] | None = None
-        self._cancelled = False
         lists: dict[tuple[str, str | None], Kind] = {}
         for kind in KINDS:  # monitors and composites: one list
             lists.setdefault((kind.api.path, listing.tags(dd, kind, env, adopt=adopt)), kind)
@@ -39,14 +34,11 @@ class Ahead:
         self._desired = desired
 
     def _expected(self, kind: Kind) -> int | None:
-        if self._cancelled:
-            raise Cancelled
         return None if self._desired is None else listing.expected(kind, self._desired)
 
     def close(self, *, cancel: bool) -> None:
-        """Done with, once every request under way has its answer; a cancelled read stops at its next page, or
-        at once where it waits for the rate limit or to try again."""
-        self._cancelled = cancel
+        """Done with, once every request under way has its answer. Cancelled, a read sends no request more:
+        its next page, or one waiting for the rate limit or to try again, is let go (Datadog.cut_waits)."""
         if not cancel:
             self._pool.shutdown()
             return
