@@ -97,40 +97,20 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     over, keeping its ID.
     """
     wanted = {(r.kind, r.key): r for r in desired}
-    owned = _owned(env, live, wanted)
     current: dict[tuple[Kind, str], Live] = {}
     extras: dict[tuple[Kind, str], list[Live]] = {}
-    for (kind, key), twins in owned.items():
+    for (kind, key), twins in _owned(env, live, wanted).items():
         if len(twins) > 1:
             twins.sort(key=lambda o: _keep_first(wanted.get((kind, key)), o))
         current[kind, key], *extras[kind, key] = twins
     by_title = _unmanaged_by_title(desired, live)
-    adopted: dict[tuple[Kind, str], Live] = {}
-    if adopt:
-        for resource in desired:
-            found = by_title.get((resource.kind, resource.title.strip()), [])
-            if (resource.kind, resource.key) not in current and len(found) == 1 and _same_type(resource, found[0]):
-                adopted[resource.kind, resource.key] = found.pop()
+    adopted = _adopted(desired, current, by_title) if adopt else {}
     bodies = _linked(wanted, {**current, **adopted})
     changes = [_twin(bodies.get(at), keep, twin, env) for at, keep in current.items() for twin in extras[at]]
     for at, resource in wanted.items():
         match = current.pop(at, None) or adopted.get(at)
-        if match is None:
-            changes.append(_change(Action.CREATE, resource, bodies[at]))
-            continue
-        fields = diff(resource.kind, bodies[at], match.body)
-        note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
-        if match.unnamespaced:
-            note = f"adopts {resource.kind} {match.id}, written without a namespace, keeping its ID"
-        rules = resource.kind.diff
-        fixed = next((f.path for f in fields if f.path in (rules.fixed, *rules.recreate_on)), None)
-        replace = fixed is not None
-        if replace:
-            note = f"its {fixed} cannot change in place: it is deleted and created again, with a new ID"
         changes.append(
-            _change(
-                Action.UPDATE if fields else Action.UNCHANGED, resource, bodies[at], match.id, fields, note, replace
-            )
+            _change(Action.CREATE, resource, bodies[at]) if match is None else _matched(resource, bodies[at], match)
         )
     for (kind, key), orphan in current.items():
         changes.append(
@@ -139,6 +119,33 @@ def make_plan(env: str, desired: Sequence[Resource], live: Sequence[Live], *, ad
     changes.sort(key=lambda c: (c.kind.order, c.key, c.id or ""))
     unmanaged = sorted((o for found in by_title.values() for o in found), key=lambda o: (o.kind.order, o.id))
     return Plan(env=env, changes=tuple(changes), unmanaged=tuple(unmanaged))
+
+
+def _adopted(
+    desired: Sequence[Resource], current: Mapping[tuple[Kind, str], Live], by_title: dict[tuple[Kind, str], list[Live]]
+) -> dict[tuple[Kind, str], Live]:
+    """Unmanaged objects taken over: the one object of its kind and type named as a resource obs has no object for
+    (taken out of `by_title`, so it is not reported as unmanaged as well)."""
+    adopted: dict[tuple[Kind, str], Live] = {}
+    for resource in desired:
+        found = by_title.get((resource.kind, resource.title.strip()), [])
+        if (resource.kind, resource.key) not in current and len(found) == 1 and _same_type(resource, found[0]):
+            adopted[resource.kind, resource.key] = found.pop()
+    return adopted
+
+
+def _matched(resource: Resource, body: Mapping[str, Any], match: Live) -> Change:
+    """A resource and the live object that is (or becomes) it: unchanged, updated in place, or replaced."""
+    fields = diff(resource.kind, body, match.body)
+    note = f"adopts unmanaged {resource.kind} {match.id}, keeping its ID" if match.key is None else ""
+    if match.unnamespaced:
+        note = f"adopts {resource.kind} {match.id}, written without a namespace, keeping its ID"
+    rules = resource.kind.diff
+    fixed = next((f.path for f in fields if f.path in (rules.fixed, *rules.recreate_on)), None)
+    if fixed is not None:
+        note = f"its {fixed} cannot change in place: it is deleted and created again, with a new ID"
+    action = Action.UPDATE if fields else Action.UNCHANGED
+    return _change(action, resource, body, match.id, fields, note, replace=fixed is not None)
 
 
 def _owned(

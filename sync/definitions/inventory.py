@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sync.core import durations
@@ -20,8 +20,8 @@ from sync.definitions.model import (
     Worker,
 )
 from sync.definitions.overlay import deep_merge
-from sync.definitions.source import Source
-from sync.errors import Problems
+from sync.definitions.source import KeyPath, Source
+from sync.errors import ObsError, Problems
 
 MAX_SILENCE_MINUTES = 1440
 
@@ -57,56 +57,14 @@ def inventory_queues(
     return tuple(out), frozenset(broken)
 
 
-def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]) -> Queue:
+def queue_from(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Queue:
     """Build a Queue from its inventory entry (possibly merged with an environment's override); every
     problem of the entry is raised together."""
     problems = Problems()
-    worker = raw.get("worker")
-    if worker is not None:
-        missing = {"cluster", "service", "min_tasks", "max_tasks"} - set(worker)
-        if missing:
-            problems.add(source.error((*at, "worker"), f"worker lacks {', '.join(sorted(missing))}", "add them"))
-        elif worker["min_tasks"] > worker["max_tasks"]:
-            problems.add(
-                source.error(
-                    (*at, "worker", "min_tasks"),
-                    f"min_tasks {worker['min_tasks']} is above max_tasks {worker['max_tasks']}",
-                    "lower min_tasks or raise max_tasks",
-                )
-            )
-    topic_names = [t["name"] for t in raw.get("topics", ())]
-    for index, name in enumerate(topic_names):
-        if name in topic_names[:index]:
-            problems.add(
-                source.error((*at, "topics", index, "name"), f"topic '{name}' is listed twice", "list it once")
-            )
-    dlq = raw.get("dlq")
-    if dlq is not None and {"name", "max_receive_count"} - set(dlq):
-        problems.add(source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them"))
-    retention = raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS)
-    kept = dlq.get("retention_seconds", DEFAULT_DLQ_RETENTION_SECONDS) if dlq is not None else 0
-    if dlq is not None and dlq_life(retention, kept, bool(raw.get("fifo"))) <= 0:
-        problems.add(
-            source.error(
-                (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
-                f"the DLQ keeps messages {kept} s, no longer than the queue's {retention} s: a parked message "
-                "expires counting from when it was first sent, so it could vanish as soon as it is parked",
-                f"lower the queue's retention_seconds below {kept}"
-                + (f", or raise dlq.retention_seconds above {retention}" if retention < MAX_RETENTION_SECONDS else "")
-                + " (1209600 s, 14 days, is the most SQS keeps)",
-            )
-        )
-    silence = durations.minutes(raw["expects_messages_within"], "mh") if "expects_messages_within" in raw else None
-    if silence is not None and silence > MAX_SILENCE_MINUTES:  # a monitor's window is at most a day
-        problems.add(
-            source.error(
-                (*at, "expects_messages_within"),
-                f"{silence} minutes of silence is more than a day, the longest window a monitor can sum",
-                "write at most 24h; a queue quiet for longer needs no silence check",
-            )
-        )
+    problems.add(*_worker_problems(raw, source, at), *_topic_problems(raw, source, at))
+    problems.add(*_dlq_problems(raw, source, at), *_silence_problems(raw, source, at))
     problems.raise_any()
-    log = raw.get("publisher_log")
+    worker, dlq, log = raw.get("worker"), raw.get("dlq"), raw.get("publisher_log")
     return Queue(
         name=raw["name"],
         cls=raw["class"],
@@ -118,7 +76,7 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
         content_based_deduplication=raw.get("content_based_deduplication"),
         retention_seconds=raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS),
         max_processing_seconds=raw.get("max_processing_seconds"),
-        silence_minutes=silence,
+        silence_minutes=_silence(raw),
         in_flight_quota=raw.get("in_flight_quota", DEFAULT_IN_FLIGHT_QUOTA),
         worker=Worker(**worker) if worker else None,
         dlq=Dlq(**dlq) if dlq else None,
@@ -133,7 +91,62 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: tuple[str | int, ...]
     )
 
 
-def check_class(source: Source, at: tuple[str | int, ...], cls: str, classes: Mapping[str, str]) -> None:
+def _worker_problems(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Iterator[ObsError]:
+    worker = raw.get("worker")
+    if worker is None:
+        return
+    missing = {"cluster", "service", "min_tasks", "max_tasks"} - set(worker)
+    if missing:
+        yield source.error((*at, "worker"), f"worker lacks {', '.join(sorted(missing))}", "add them")
+    elif worker["min_tasks"] > worker["max_tasks"]:
+        yield source.error(
+            (*at, "worker", "min_tasks"),
+            f"min_tasks {worker['min_tasks']} is above max_tasks {worker['max_tasks']}",
+            "lower min_tasks or raise max_tasks",
+        )
+
+
+def _topic_problems(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Iterator[ObsError]:
+    names = [t["name"] for t in raw.get("topics", ())]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            yield source.error((*at, "topics", index, "name"), f"topic '{name}' is listed twice", "list it once")
+
+
+def _dlq_problems(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Iterator[ObsError]:
+    dlq = raw.get("dlq")
+    if dlq is None:
+        return
+    if {"name", "max_receive_count"} - set(dlq):
+        yield source.error((*at, "dlq"), "dlq needs name and max_receive_count", "add them")
+    retention = raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS)
+    kept = dlq.get("retention_seconds", DEFAULT_DLQ_RETENTION_SECONDS)
+    if dlq_life(retention, kept, bool(raw.get("fifo"))) <= 0:
+        yield source.error(
+            (*at, "dlq", "retention_seconds") if "retention_seconds" in dlq else (*at, "dlq"),
+            f"the DLQ keeps messages {kept} s, no longer than the queue's {retention} s: a parked message "
+            "expires counting from when it was first sent, so it could vanish as soon as it is parked",
+            f"lower the queue's retention_seconds below {kept}"
+            + (f", or raise dlq.retention_seconds above {retention}" if retention < MAX_RETENTION_SECONDS else "")
+            + " (1209600 s, 14 days, is the most SQS keeps)",
+        )
+
+
+def _silence(raw: Mapping[str, Any]) -> int | None:
+    return durations.minutes(raw["expects_messages_within"], "mh") if "expects_messages_within" in raw else None
+
+
+def _silence_problems(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Iterator[ObsError]:
+    silence = _silence(raw)
+    if silence is not None and silence > MAX_SILENCE_MINUTES:  # a monitor's window is at most a day
+        yield source.error(
+            (*at, "expects_messages_within"),
+            f"{silence} minutes of silence is more than a day, the longest window a monitor can sum",
+            "write at most 24h; a queue quiet for longer needs no silence check",
+        )
+
+
+def check_class(source: Source, at: KeyPath, cls: str, classes: Mapping[str, str]) -> None:
     if cls not in classes:
         raise source.error(at, f"unknown class '{cls}'", names.suggest(cls, list(classes), "queues.yaml classes"))
 

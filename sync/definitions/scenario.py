@@ -3,7 +3,7 @@ Read here into frozen data, with every name checked against the inventory so a t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -115,50 +115,18 @@ def scenario(
     """The scenario of a file; every problem of it raised together."""
     names = _Names(queues, frozenset(metrics) | skipped.metrics, frozenset(environments) | skipped.environments)
     data = source.data
-    problems = Problems()
     queue_name = data["queue"]
-    if queue_name in skipped.queues:
-        # The queue's own entry has errors, reported there: what the scenario says of it cannot be checked.
-        raise ObsError()
-    if queue_name not in names.queues:
-        fix = suggest(queue_name, set(names.queues), "queues.yaml")
-        if not fix.startswith("did you mean"):  # no typo: the queue was renamed or removed
-            fix += ", or delete this scenario"
-        raise source.error(("queue",), f"unknown queue '{queue_name}'", fix)
-    queue = names.queues[queue_name]
+    queue = _queue(source, queue_name, names, skipped)
     envs = data.get("environments")
-    for index, env in enumerate(envs or ()):
-        if env not in names.environments:
-            problems.add(
-                source.error(
-                    ("environments", index),
-                    f"unknown environment '{env}'",
-                    suggest(env, set(names.environments), "environments/"),
-                )
-            )
-    if data["incident_at"] > data["duration"]:
-        problems.add(
-            source.error(
-                ("incident_at",),
-                f"incident_at {data['incident_at']} is after the last minute {data['duration']}",
-                "make it at most duration",
-            )
-        )
+    problems = Problems()
+    problems.add(*_header_problems(source, names))
     series = tuple(problems.attempt(series_of, source, index, raw, queue) for index, raw in enumerate(data["series"]))
     expect = tuple(
         problems.attempt(_expect, source, index, raw, queue, names) for index, raw in enumerate(data["expect"])
     )
     for spec in expect:
-        if spec is not None and isinstance(spec.within, Mapping):
-            problems.add(*_bounds(source, spec, spec.within, tuple(envs or sorted(names.environments)), names))
-        if spec is not None and spec.after is not None and spec.after > data["duration"]:
-            problems.add(
-                source.error(
-                    (*spec.at, "after"),
-                    f"after {spec.after} is past the last minute {data['duration']}",
-                    "make it at most duration",
-                )
-            )
+        if spec is not None:
+            problems.add(*_expect_problems(source, spec, tuple(envs or sorted(names.environments)), names))
     downtimes = tuple(
         problems.attempt(_downtime, source, index, raw, queue, names)
         for index, raw in enumerate(data.get("downtimes", ()))
@@ -186,6 +154,46 @@ def scenario(
         expect=tuple(e for e in expect if e is not None),
         source=source,
     )
+
+
+def _queue(source: Source, name: str, names: _Names, skipped: Skipped) -> Mapping[str, Any]:
+    """The inventory entry of the scenario's queue."""
+    if name in skipped.queues:
+        # The queue's own entry has errors, reported there: what the scenario says of it cannot be checked.
+        raise ObsError()
+    if name not in names.queues:
+        fix = suggest(name, set(names.queues), "queues.yaml")
+        if not fix.startswith("did you mean"):  # no typo: the queue was renamed or removed
+            fix += ", or delete this scenario"
+        raise source.error(("queue",), f"unknown queue '{name}'", fix)
+    return names.queues[name]
+
+
+def _header_problems(source: Source, names: _Names) -> Iterator[ObsError]:
+    data = source.data
+    for index, env in enumerate(data.get("environments") or ()):
+        if env not in names.environments:
+            yield source.error(
+                ("environments", index),
+                f"unknown environment '{env}'",
+                suggest(env, set(names.environments), "environments/"),
+            )
+    if data["incident_at"] > data["duration"]:
+        yield source.error(
+            ("incident_at",),
+            f"incident_at {data['incident_at']} is after the last minute {data['duration']}",
+            "make it at most duration",
+        )
+
+
+def _expect_problems(source: Source, spec: ExpectSpec, envs: tuple[str, ...], names: _Names) -> Iterator[ObsError]:
+    if isinstance(spec.within, Mapping):
+        yield from _bounds(source, spec, spec.within, envs, names)
+    duration = source.data["duration"]
+    if spec.after is not None and spec.after > duration:
+        yield source.error(
+            (*spec.at, "after"), f"after {spec.after} is past the last minute {duration}", "make it at most duration"
+        )
 
 
 def _expect(source: Source, index: int, raw: Mapping[str, Any], queue: Mapping[str, Any], names: _Names) -> ExpectSpec:

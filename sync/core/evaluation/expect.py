@@ -156,18 +156,6 @@ def check(
         return _in_time("page", observed.page, pages, after, expectation, observed, first_key)
     if kind == "pages_count":
         return _counted(expectation, pages, observed, first_key)
-    if kind == "warns_chat_only":
-        chat = sorted(
-            (n.t, key)
-            for key in keys
-            for n in sent[key]
-            if not n.muted and n.kind == "warning" and n.targets & audience.chat
-        )
-        if pages:
-            return Check(False, f"paged at minute {pages[0][0]}", observed, pages[0][0], pages[0][1])
-        if not chat:
-            return Check(False, "never warned chat", observed, None, first_key)
-        return Check(True, f"warned chat at minute {chat[0][0]}, paged no one", observed, chat[0][0], chat[0][1])
     if kind == "recovers_within":
         return _in_time("recovery", observed.recovery, recoveries, after, expectation, observed, first_key)
     if kind == "no_data_alert_never":
@@ -282,11 +270,26 @@ def _one_incident(seen: _Seen) -> Check:
     return Check(len(most) <= seen.expectation.count, detail, seen.observed, most[-1][0], most[-1][1])
 
 
+def _warns_chat_only(seen: _Seen) -> Check:
+    chat = sorted(
+        (n.t, key)
+        for key in seen.expectation.keys
+        for n in seen.sent[key]
+        if not n.muted and n.kind == "warning" and n.targets & seen.audience.chat
+    )
+    if seen.pages:
+        return Check(False, f"paged at minute {seen.pages[0][0]}", seen.observed, seen.pages[0][0], seen.pages[0][1])
+    if not chat:
+        return Check(False, "never warned chat", seen.observed, None, seen.key)
+    return Check(True, f"warned chat at minute {chat[0][0]}, paged no one", seen.observed, chat[0][0], chat[0][1])
+
+
 _MORE: dict[str, Callable[[_Seen], Check]] = {
     "notifies_none": _notifies_none,
     "pages_at_most": _at_most,
     "pages_not_before": _not_before,
     "chat_only": _chat_only,
+    "warns_chat_only": _warns_chat_only,
     "one_incident": _one_incident,
 }
 
