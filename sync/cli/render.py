@@ -12,7 +12,7 @@ from sync.cli import expanding
 from sync.cli.conventions import SUMMARIES, Commands, Exit
 from sync.cli.desired import counted
 from sync.core import placeholders
-from sync.core.body_text import body_text
+from sync.core.body_text import body_bytes
 from sync.core.keys import Key
 from sync.core.kinds import KINDS
 from sync.core.resources import Resource
@@ -51,28 +51,39 @@ def run(args: argparse.Namespace) -> int:
 
 def _rendered(resources: Sequence[Resource]) -> Rendered:
     """Worked out where the environment was expanded: bytes travel back from a process faster than resources."""
-    files = [(f"{r.kind.plural}{os.sep}{Key.of(r.key).file_stem}.json", body_text(r.body).encode()) for r in resources]
-    return Rendered(files, counted(resources), bool(placeholders.awaited(r.body for r in resources)))
+    files = [(f"{r.kind.plural}{os.sep}{Key.of(r.key).file_stem}.json", body_bytes(r.body)) for r in resources]
+    # The texts say it as well as the bodies, and sooner: the first monitor's message already links to the dashboard.
+    awaited = any(placeholders.awaits(text.decode()) for _, text in files)
+    return Rendered(files, counted(resources), awaited)
 
 
 def _write(out: Path, files: list[tuple[str, bytes]]) -> None:
-    # Paths as strings: a fleet writes tens of thousands of files, and a Path costs more than the write.
+    # Paths as strings and raw descriptors: a fleet writes tens of thousands of files, and a Path or a buffered
+    # file (which asks the file system three more things) costs more than the write.
     texts = {f"{out}{os.sep}{name}": text for name, text in files}
+    present: set[str] = set()  # only these are read first: a fresh output folder costs one listing, not a read each
     for kind in KINDS:
         folder = out / kind.plural
         folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.glob("*.json"):  # a removed resource must not linger in the output
-            if str(stale) not in texts:
-                stale.unlink()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json") and entry.is_file():
+                    if entry.path in texts:
+                        present.add(entry.path)
+                    else:  # a removed resource must not linger in the output
+                        Path(entry.path).unlink()
     for path, text in texts.items():  # resources come sorted by kind and key
-        if _read(path) != text:  # a file left as it was keeps its time: a re-render touches only what changed
-            with open(path, "wb") as file:  # noqa: PTH123 (a string path, as above)
-                file.write(text)
+        if path in present and _read(path) == text:
+            continue  # a file left as it was keeps its time: a re-render touches only what changed
+        file = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            left = memoryview(text)
+            while left:  # a write may take less than it is given
+                left = left[os.write(file, left) :]
+        finally:
+            os.close(file)
 
 
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as file:  # noqa: PTH123 (a string path, as above)
-            return file.read()
-    except FileNotFoundError:
-        return None
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:  # noqa: PTH123 (a string path, as above)
+        return file.read()

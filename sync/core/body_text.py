@@ -23,11 +23,16 @@ _DIFFERS = re.compile(rb"(?:: |\n +)(?:-?\d+(?:\.\d+)?[eE]|-?0\.0000|null)")
 
 
 def body_text(body: Mapping[str, Any]) -> str:
+    return body_bytes(body).decode()
+
+
+def body_bytes(body: Mapping[str, Any]) -> bytes:
+    """The text as UTF-8, as it is written to a file."""
     try:
         text = orjson.dumps(body, option=_OPTIONS)
     except TypeError:  # keys that are not strings, integers past 64 bits
-        return _standard(body)
-    return _standard(body) if _DIFFERS.search(text) else text.decode() + "\n"
+        return _standard(body).encode()
+    return _standard(body).encode() if _DIFFERS.search(text) else text + b"\n"
 
 
 def _standard(body: Mapping[str, Any]) -> str:

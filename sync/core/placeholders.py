@@ -35,6 +35,11 @@ def refs(text: str) -> set[Ref]:
     return {(kind, key) for kind, key in _PLACEHOLDER.findall(text)}
 
 
+def awaits(text: str, kind: str = "dashboard") -> bool:
+    """Whether a text (a body as `obs render` writes it) waits for the ID of an object of a kind."""
+    return any(found == kind for found, _ in refs(text))
+
+
 def unresolved(body: Mapping[str, Any]) -> set[Ref]:
     """The objects whose IDs a body's text still waits for, at any depth (a dashboard widget's SLO)."""
     return set().union(*(refs(text) for text in _texts(body)))

@@ -148,9 +148,9 @@ def test_a_base_that_edits_obs_is_replayed_as_its_own_code_renders_it(
     shutil.copytree(ROOT / "sync", repo / "sync", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
     render = repo / "sync" / "cli" / "render.py"
-    written = "body_text(r.body).encode()"
+    written = "body_bytes(r.body)"
     assert written in render.read_text()
-    raised = 'body_text(r.body).replace("14400", "999999").encode()'
+    raised = 'body_bytes(r.body).replace(b"14400", b"999999")'
     render.write_text(render.read_text().replace(written, raised))
     git(repo, "init", "-q")
     commit(repo, "base: obs that renders a higher age threshold")
