@@ -18,8 +18,10 @@ import orjson
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
 # Where orjson's text may differ from json's: a number with an exponent or a long run of leading zeros, or null
 # (NaN reads so). Indented, a number starts a line or follows a key's `": `; looking only there keeps text
-# such as a URL's "%257E0" on the fast path.
-_DIFFERS = re.compile(rb"(?:: |\n +)(?:-?\d+(?:\.\d+)?[eE]|-?0\.0000|null)")
+# such as a URL's "%257E0" on the fast path. One pattern for each place, as a pattern that starts with fixed
+# text is searched for that text first: twice as fast as one pattern with both.
+_NUMBER = rb"(?:-?\d+(?:\.\d+)?[eE]|-?0\.0000|null)"
+_DIFFERS = (re.compile(rb": " + _NUMBER), re.compile(rb"\n +" + _NUMBER))
 
 
 def body_text(body: Mapping[str, Any]) -> str:
@@ -32,7 +34,7 @@ def body_bytes(body: Mapping[str, Any]) -> bytes:
         text = orjson.dumps(body, option=_OPTIONS)
     except TypeError:  # keys that are not strings, integers past 64 bits
         return _standard(body).encode()
-    return _standard(body).encode() if _DIFFERS.search(text) else text + b"\n"
+    return _standard(body).encode() if any(place.search(text) for place in _DIFFERS) else text + b"\n"
 
 
 def _standard(body: Mapping[str, Any]) -> str:
