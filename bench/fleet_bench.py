@@ -5,7 +5,8 @@ redrive DLQ so that every metric applies) and measures, printing one Markdown ta
 
 1. rendering every environment: `obs render --out DIR` (every environment, written as one JSON file per
    resource) and `obs validate` (every environment expanded and checked, nothing written), each in a child
-   process: wall time and peak RSS (the child's ru_maxrss from wait4);
+   process: wall time, CPU (of it the kernel's) and peak RSS (the child's ru_maxrss from wait4), and the time
+   a plain loop takes to create the same files empty just before and after the render (the disk's pace);
 2. a no-change plan of prod against an org seeded with exactly what obs would create (written straight into
    the fake, no HTTP): the changes reported (must be 0), API calls and wall time;
 3. a plan and a sync after raising the thresholds of 1% of prod's monitors, and a plan after that sync;
@@ -56,6 +57,7 @@ from fake_process import FakeProcess
 from sync.check import accepted
 from sync.cli.app import main as obs
 from sync.core import placeholders
+from sync.core.keys import Key
 from sync.core.kinds import COMPOSITE, DASHBOARD, KINDS, MONITOR, Kind
 from sync.core.resources import Resource
 from sync.definitions.load import load
@@ -277,6 +279,7 @@ class Child:
     wall: float
     peak_rss: int  # bytes
     cpu: float  # user + system seconds
+    system: float  # of which the kernel's (for render, mostly creating files)
     out: str
 
 
@@ -293,7 +296,17 @@ def child(argv: Sequence[str]) -> Child:
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is bytes on macOS, KiB on Linux
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {process.returncode}:\n{text}")
-    return Child(wall, usage.ru_maxrss * scale, usage.ru_utime + usage.ru_stime, text)
+    return Child(wall, usage.ru_maxrss * scale, usage.ru_utime + usage.ru_stime, usage.ru_stime, text)
+
+
+def created(folder: Path, names: Sequence[str]) -> float:
+    """Seconds to create these files, empty, under a new folder: what the file system alone costs a render."""
+    for parent in {str(Path(name).parent) for name in names}:
+        (folder / parent).mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    for name in names:
+        os.close(os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666))
+    return time.perf_counter() - began
 
 
 def obs_child(definitions: Path, *argv: str) -> Child:
@@ -453,6 +466,14 @@ class Bench:
         )
         start = obs_child(definitions, "--help")
         out = self.scratch / "render"
+        # The file system's pace moves (here, for a while after many files are deleted, creating one costs ten
+        # times as much): the files a render writes, created empty just before and just after it, show its pace.
+        names = [
+            f"{env.name}/{r.kind.plural}/{Key.of(r.key).file_stem}.json"
+            for env in defs.environments
+            for r in expand(defs, env.name)
+        ]
+        before = created(self.scratch / "before", names)
         render = obs_child(definitions, "render", "--out", str(out))
         counts = {env.name: len(list((out / env.name / "monitors").glob("*.json"))) for env in defs.environments}
         total = sum(counts.values())
@@ -479,6 +500,12 @@ class Bench:
             render.peak_rss / MB < 400,
         )
         self.row(step, "CPU (user + system) of that process", render.cpu, "s")
+        self.row(step, "of which system time (the kernel, mostly creating the files)", render.system, "s")
+        self.row(
+            step,
+            f"this disk's pace: the same {len(names):,} files created empty by a plain loop, just before and after",
+            f"{before:.2f} s, {created(self.scratch / 'after', names):.2f} s",
+        )
         check = obs_child(definitions, "validate")
         self.row(
             step,
