@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sync.core.backtest.replay import Setup
 from sync.core.evaluation import correction
-from sync.core.evaluation.expect import Audience
+from sync.core.evaluation.audience import Audience
 from sync.core.kinds import SLO, SLO_CORRECTION
 from sync.core.resources import Resource
 from sync.definitions.model import Definitions, Environment

@@ -12,7 +12,8 @@ from functools import cache
 from typing import Any
 
 from sync.core.evaluation import correction, facts, notes
-from sync.core.evaluation.expect import Audience, Expectation
+from sync.core.evaluation.audience import Audience
+from sync.core.evaluation.expect import Expectation
 from sync.core.evaluation.notify import MuteWindow
 from sync.core.evaluation.series import LATEST
 from sync.core.evaluation.simulate import Case

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sync.core.backtest.compare import compare
 from sync.core.backtest.replay import Replay, Replayed, Setup
 from sync.core.backtest.summary import FLAP_MINUTES, INCIDENT_GAP, incidents, stats
-from sync.core.evaluation.expect import Audience
+from sync.core.evaluation.audience import Audience
 from sync.core.evaluation.notify import Notification
 from sync.core.evaluation.states import ALERT, OK, Run, Step
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from sync.core.evaluation import notes
-from sync.core.evaluation.expect import Audience, Expectation
+from sync.core.evaluation.audience import Audience
+from sync.core.evaluation.expect import Expectation
 from sync.core.evaluation.series import ARRIVALS, Series, arrivals, five_minute
 from sync.core.evaluation.simulate import Case, simulate
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from sync.cli.app import main
-from sync.core.evaluation.expect import Audience, Expectation
+from sync.core.evaluation.audience import Audience
+from sync.core.evaluation.expect import Expectation
 from sync.core.evaluation.series import Series
 from sync.core.evaluation.simulate import Case, Verdict, simulate
 from tests.conftest import ROOT

@@ -11,7 +11,8 @@ import pytest
 
 from sync.core.evaluation import composite, downtime, notes
 from sync.core.evaluation import slo as slo_model
-from sync.core.evaluation.expect import Audience, Expectation
+from sync.core.evaluation.audience import Audience
+from sync.core.evaluation.expect import Expectation
 from sync.core.evaluation.monitor import run
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications

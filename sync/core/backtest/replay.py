@@ -11,7 +11,7 @@ from typing import Any
 from sync.core.backtest.readings import Reading
 from sync.core.backtest.reads import Reads, reads
 from sync.core.evaluation import composite, monitor, notes, slo
-from sync.core.evaluation.expect import Audience
+from sync.core.evaluation.audience import Audience
 from sync.core.evaluation.feed import FeedCache
 from sync.core.evaluation.notes import Refused
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications

@@ -9,7 +9,8 @@ from typing import Any
 
 from sync.core import composite_query
 from sync.core.evaluation import composite, monitor, notes, slo
-from sync.core.evaluation.expect import Audience, Check, Expectation, check
+from sync.core.evaluation.audience import Audience
+from sync.core.evaluation.expect import Check, Expectation, check
 from sync.core.evaluation.feed import FeedCache
 from sync.core.evaluation.notes import Refused, Unmodelled
 from sync.core.evaluation.notify import MuteWindow, Notification, notifications
