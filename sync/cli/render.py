@@ -57,6 +57,9 @@ def _rendered(resources: Sequence[Resource]) -> Rendered:
     return Rendered(files, counted(resources), awaited)
 
 
+_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)  # bytes as they are, on Windows too
+
+
 def _write(out: Path, files: list[tuple[str, bytes]]) -> None:
     # Paths as strings and raw descriptors: a fleet writes tens of thousands of files, and a Path or a buffered
     # file (which asks the file system three more things) costs more than the write.
@@ -75,7 +78,7 @@ def _write(out: Path, files: list[tuple[str, bytes]]) -> None:
     for path, text in texts.items():  # resources come sorted by kind and key
         if path in present and _read(path) == text:
             continue  # a file left as it was keeps its time: a re-render touches only what changed
-        file = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        file = os.open(path, _WRITE, 0o666)
         try:
             left = memoryview(text)
             while left:  # a write may take less than it is given
