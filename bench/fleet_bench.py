@@ -56,8 +56,8 @@ from fake_process import FakeProcess
 
 from sync.check import accepted
 from sync.cli.app import main as obs
+from sync.cli.render import file_name
 from sync.core import placeholders
-from sync.core.keys import Key
 from sync.core.kinds import COMPOSITE, DASHBOARD, KINDS, MONITOR, Kind
 from sync.core.resources import Resource
 from sync.definitions.load import load
@@ -468,11 +468,7 @@ class Bench:
         out = self.scratch / "render"
         # The file system's pace moves (here, for a while after many files are deleted, creating one costs ten
         # times as much): the files a render writes, created empty just before and just after it, show its pace.
-        names = [
-            f"{env.name}/{r.kind.plural}/{Key.of(r.key).file_stem}.json"
-            for env in defs.environments
-            for r in expand(defs, env.name)
-        ]
+        names = [f"{env.name}{os.sep}{file_name(r)}" for env in defs.environments for r in expand(defs, env.name)]
         before = created(self.scratch / "before", names)
         render = obs_child(definitions, "render", "--out", str(out))
         counts = {env.name: len(list((out / env.name / "monitors").glob("*.json"))) for env in defs.environments}

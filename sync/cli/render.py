@@ -51,10 +51,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _rendered(resources: Sequence[Resource]) -> Rendered:
     """Worked out where the environment was expanded: bytes travel back from a process faster than resources."""
-    files = [(f"{r.kind.plural}{os.sep}{Key.of(r.key).file_stem}.json", body_bytes(r.body)) for r in resources]
+    files = [(file_name(r), body_bytes(r.body)) for r in resources]
     # The texts say it as well as the bodies, and sooner: the first monitor's message already links to the dashboard.
     awaited = any(placeholders.awaits(text.decode()) for _, text in files)
     return Rendered(files, counted(resources), awaited)
+
+
+def file_name(resource: Resource) -> str:
+    """Where a resource's body is written, below its environment's output folder."""
+    return f"{resource.kind.plural}{os.sep}{Key.of(resource.key).file_stem}.json"
 
 
 _WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)  # bytes as they are, on Windows too

@@ -62,7 +62,8 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Queue:
     problem of the entry is raised together."""
     problems = Problems()
     problems.add(*_worker_problems(raw, source, at), *_topic_problems(raw, source, at))
-    problems.add(*_dlq_problems(raw, source, at), *_silence_problems(raw, source, at))
+    silence = _silence(raw)
+    problems.add(*_dlq_problems(raw, source, at), *_silence_problems(silence, source, at))
     problems.raise_any()
     worker, dlq, log = raw.get("worker"), raw.get("dlq"), raw.get("publisher_log")
     return Queue(
@@ -76,7 +77,7 @@ def queue_from(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Queue:
         content_based_deduplication=raw.get("content_based_deduplication"),
         retention_seconds=raw.get("retention_seconds", DEFAULT_RETENTION_SECONDS),
         max_processing_seconds=raw.get("max_processing_seconds"),
-        silence_minutes=_silence(raw),
+        silence_minutes=silence,
         in_flight_quota=raw.get("in_flight_quota", DEFAULT_IN_FLIGHT_QUOTA),
         worker=Worker(**worker) if worker else None,
         dlq=Dlq(**dlq) if dlq else None,
@@ -136,8 +137,7 @@ def _silence(raw: Mapping[str, Any]) -> int | None:
     return durations.minutes(raw["expects_messages_within"], "mh") if "expects_messages_within" in raw else None
 
 
-def _silence_problems(raw: Mapping[str, Any], source: Source, at: KeyPath) -> Iterator[ObsError]:
-    silence = _silence(raw)
+def _silence_problems(silence: int | None, source: Source, at: KeyPath) -> Iterator[ObsError]:
     if silence is not None and silence > MAX_SILENCE_MINUTES:  # a monitor's window is at most a day
         yield source.error(
             (*at, "expects_messages_within"),
