@@ -55,6 +55,19 @@ def test_render_writes_exact_bodies_and_removes_stale_files(tmp_path: Path) -> N
     ]
 
 
+@pytest.mark.parametrize("command", [["render", "--env", "prod"], ["render"], ["schemas"]])
+def test_an_output_folder_that_is_a_file_is_one_clear_error(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    assert main(["--definitions", str(JOBS), *command, "--out", str(taken)]) == Exit.ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {taken}") and "check the path" in err, err
+    assert "internal error" not in err and "Traceback" not in err
+    assert taken.read_text() == "mine"
+
+
 def test_a_re_render_rewrites_only_the_files_whose_text_changed(tmp_path: Path, example_copy: Path) -> None:
     out = tmp_path / "out"
     assert main(["--definitions", str(example_copy), "render", "--env", "prod", "--out", str(out)]) == 0

@@ -58,6 +58,15 @@ def _run(argv: Sequence[str] | None) -> int:
         return Exit.INTERRUPTED
     except BrokenPipeError:
         raise
+    except OSError as exc:
+        if exc.filename is None:  # not about a path given (a socket's, say): unexpected
+            print(internal_error(exc, debug=args.debug, environ=os.environ), file=sys.stderr)
+            return Exit.ERROR
+        # A path of the user's that cannot be used (a file where a folder goes, no permission, a full disk):
+        # whichever command met it, the path and the reason are the message.
+        fix = "check the path, and that obs may read and write there"
+        print(f"error: {ObsError.of(f'{exc.filename}: {exc.strerror}', fix)}", file=sys.stderr)
+        return Exit.ERROR
     except Exception as exc:
         print(internal_error(exc, debug=args.debug, environ=os.environ), file=sys.stderr)
         return Exit.ERROR
